@@ -1,0 +1,39 @@
+# Common targets; README.md names the same commands.
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: setup run demo test lint format bench
+
+$(VENV)/.installed: requirements/base.txt requirements/dev.txt
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt
+	touch $@
+
+setup: $(VENV)/.installed
+
+run: setup
+	scripts/ensure-redis
+	$(PY) manage.py run_stack
+
+demo: setup
+	scripts/ensure-redis
+	$(PY) manage.py run_stack --demo
+
+test: setup
+	scripts/ensure-redis
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/pytest
+
+lint:
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+format:
+	$(VENV)/bin/ruff check --fix .
+	$(VENV)/bin/ruff format .
+
+bench: setup
+	scripts/ensure-redis
+	$(PY) benchmarks/run_all.py

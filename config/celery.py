@@ -1,0 +1,17 @@
+"""The Celery app. Queues are named after the work they carry so that each can
+get its own workers: ``inbound`` (turn processing), ``llm`` (model calls that are
+not part of a turn, such as emergency validation), ``outbound`` (sending),
+``embeddings`` (document ingest) and ``default``."""
+
+import os
+
+from celery import Celery
+from kombu import Queue
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+app = Celery("repairs")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.task_queues = [Queue(name) for name in ("inbound", "llm", "outbound", "embeddings", "default")]
+app.conf.task_default_queue = "default"
+app.autodiscover_tasks()

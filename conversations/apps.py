@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class ConversationsConfig(AppConfig):
+    name = "conversations"
+    verbose_name = "WhatsApp conversations"

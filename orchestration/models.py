@@ -1,0 +1,169 @@
+"""What the turn engine records: one Turn trace per model turn, and the
+emergency rules, safety messages and alerts."""
+
+from __future__ import annotations
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.db.models import Q
+
+
+class EmergencyCategory(models.TextChoices):
+    GAS = "gas", "Gas"
+    FIRE_SMOKE = "fire_smoke", "Fire or smoke"
+    CARBON_MONOXIDE = "carbon_monoxide", "Carbon monoxide"
+    FLOODING = "flooding", "Flooding"
+    ELECTRICAL = "electrical", "Electrical danger"
+    NO_HEAT_VULNERABLE = "no_heat_vulnerable", "No heat, vulnerable occupant"
+    SECURITY = "security", "Security (break-in, cannot lock)"
+    SEWAGE = "sewage", "Sewage"
+    STRUCTURAL = "structural", "Structural danger"
+
+
+EMERGENCY_CATEGORIES = [c.value for c in EmergencyCategory]
+
+
+class Turn(models.Model):
+    """The trace of one turn: what the model saw, chose and cost, and what changed."""
+
+    conversation = models.ForeignKey("conversations.Conversation", on_delete=models.CASCADE, related_name="turns")
+    message_ids = ArrayField(models.BigIntegerField(), default=list, help_text="Inbound messages handled in this turn.")
+    backend = models.CharField(max_length=16, blank=True)
+    model = models.CharField(max_length=100, blank=True)
+    prompt_version = models.CharField(max_length=32, blank=True)
+    tools_offered = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    # [{"name", "input", "result", "is_error", "rejection"}] in the order the model made them.
+    tool_calls = models.JSONField(default=list, blank=True)
+    gating_rejections = models.PositiveSmallIntegerField(default=0)
+    # [{"chunk_id", "document", "heading", "vector_rank", "keyword_rank", "score"}]
+    retrieval_hits = models.JSONField(default=list, blank=True)
+    identity_before = models.CharField(max_length=16, blank=True)
+    identity_after = models.CharField(max_length=16, blank=True)
+    gathering_before = models.CharField(max_length=24, blank=True)
+    gathering_after = models.CharField(max_length=24, blank=True)
+    latency_total_ms = models.PositiveIntegerField(null=True, blank=True)
+    latency_model_ms = models.PositiveIntegerField(null=True, blank=True)
+    latency_retrieval_ms = models.PositiveIntegerField(null=True, blank=True)
+    input_tokens = models.PositiveIntegerField(default=0)
+    output_tokens = models.PositiveIntegerField(default=0)
+    cache_read_tokens = models.PositiveIntegerField(default=0)
+    cache_write_tokens = models.PositiveIntegerField(default=0)
+    cost_usd = models.DecimalField(max_digits=10, decimal_places=6, default=0)
+    outcome = models.CharField(max_length=32, blank=True, help_text="e.g. tool, fallback, flag_off, paused")
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation", "created_at", "id"]
+        indexes = [models.Index(fields=["conversation", "created_at"], name="turn_conversation_created")]
+
+    def __str__(self) -> str:
+        return f"turn {self.pk} of {self.conversation_id}"
+
+
+class EmergencyRule(models.Model):
+    """A phrase (or regular expression) that means a possible emergency. Rules
+    with no organization are the built-in defaults for every organization in
+    that country; an organization's own rules add to them."""
+
+    organization = models.ForeignKey(
+        "properties.Organization", on_delete=models.CASCADE, null=True, blank=True, related_name="emergency_rules"
+    )
+    country = models.CharField(max_length=2, blank=True, help_text="Empty: every country.")
+    language = models.CharField(max_length=8, default="en")
+    phrase = models.CharField(max_length=200)
+    is_pattern = models.BooleanField(default=False, help_text="Treat the phrase as a regular expression.")
+    category = models.CharField(max_length=32, choices=EmergencyCategory.choices)
+    enabled = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["category", "language", "phrase"]
+        constraints = [
+            models.CheckConstraint(condition=Q(category__in=EMERGENCY_CATEGORIES), name="emergencyrule_category_valid"),
+            models.UniqueConstraint(
+                fields=["organization", "country", "language", "phrase"],
+                name="emergencyrule_unique_phrase",
+                nulls_distinct=False,
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.phrase} ({self.category}, {self.language})"
+
+
+class SafetyMessage(models.Model):
+    """The instant reply for an emergency category in a country. Rows with no
+    organization are the defaults; an organization may override them."""
+
+    organization = models.ForeignKey(
+        "properties.Organization", on_delete=models.CASCADE, null=True, blank=True, related_name="safety_messages"
+    )
+    country = models.CharField(max_length=2)
+    category = models.CharField(max_length=32, choices=EmergencyCategory.choices)
+    body = models.TextField()
+
+    class Meta:
+        ordering = ["country", "category"]
+        constraints = [
+            models.CheckConstraint(condition=Q(category__in=EMERGENCY_CATEGORIES), name="safetymessage_category_valid"),
+            models.UniqueConstraint(
+                fields=["organization", "country", "category"], name="safetymessage_unique", nulls_distinct=False
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.country} {self.category}"
+
+
+class EmergencyAlert(models.Model):
+    class Source(models.TextChoices):
+        KEYWORD = "keyword", "Keyword rule"
+        MODEL = "model", "Raised by the model"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Awaiting validation"
+        CONFIRMED = "confirmed", "Confirmed"
+        DISMISSED = "dismissed", "Dismissed (false alarm)"
+        VALIDATION_FAILED = "validation_failed", "Validation failed (treated as emergency)"
+
+    organization = models.ForeignKey(
+        "properties.Organization", on_delete=models.CASCADE, related_name="emergency_alerts"
+    )
+    conversation = models.ForeignKey(
+        "conversations.Conversation", on_delete=models.CASCADE, related_name="emergency_alerts"
+    )
+    message = models.ForeignKey(
+        "conversations.Message", on_delete=models.SET_NULL, null=True, blank=True, related_name="emergency_alerts"
+    )
+    source = models.CharField(max_length=16, choices=Source.choices, default=Source.KEYWORD)
+    category = models.CharField(max_length=32, choices=EmergencyCategory.choices)
+    matched_rules = models.JSONField(default=list, blank=True)
+    safety_reply = models.TextField(blank=True)
+    status = models.CharField(max_length=24, choices=Status.choices, default=Status.PENDING)
+    validation_reasoning = models.TextField(blank=True)
+    validated_at = models.DateTimeField(null=True, blank=True)
+    landlord_notified_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(category__in=EMERGENCY_CATEGORIES), name="emergencyalert_category_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "confirmed", "dismissed", "validation_failed"]),
+                name="emergencyalert_status_valid",
+            ),
+            models.CheckConstraint(condition=Q(source__in=["keyword", "model"]), name="emergencyalert_source_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.category} alert {self.pk}"
+
+    @property
+    def is_emergency(self) -> bool:
+        """Fail safe: only an explicit dismissal stands the alert down."""
+        return self.status != self.Status.DISMISSED

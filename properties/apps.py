@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class PropertiesConfig(AppConfig):
+    name = "properties"
+    verbose_name = "Landlords and properties"

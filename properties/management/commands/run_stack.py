@@ -1,0 +1,106 @@
+"""``make run``: the whole product on this machine, stopped cleanly with Ctrl-C.
+
+Migrates, seeds the demo organization, then runs the web app under gunicorn, a
+Celery worker on every queue and Celery beat as child processes that share this
+process's database (the embedded PostgreSQL when no DATABASE_URL is set).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from django.conf import settings
+from django.core.management import call_command
+from django.core.management.base import BaseCommand
+
+from properties.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER
+
+
+class Command(BaseCommand):
+    help = "Run web (gunicorn), a Celery worker and Celery beat until Ctrl-C."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--bind", default=os.environ.get("BIND", "127.0.0.1:8000"))
+        parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
+        parser.add_argument("--no-seed", action="store_true", help="Do not create the demo organization.")
+
+    def handle(self, *args, bind: str, web_workers: int, no_seed: bool, **options):
+        call_command("migrate", interactive=False, verbosity=0)
+        if not no_seed:
+            call_command("seed_demo")
+        env = dict(os.environ)  # carries DATABASE_URL of the embedded server to the children
+        python = sys.executable
+        commands = {
+            "web": [
+                python,
+                "-m",
+                "gunicorn",
+                "config.wsgi",
+                "--bind",
+                bind,
+                "--workers",
+                str(web_workers),
+                "--timeout",
+                "30",
+                "--access-logfile",
+                "-",
+            ],
+            "worker": [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--loglevel=INFO",
+                "-Q",
+                "inbound,llm,outbound,embeddings,default",
+                "--concurrency=2",
+            ],
+            "beat": [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "beat",
+                "--loglevel=INFO",
+                "--schedule",
+                str(settings.DATA_DIR / "celerybeat-schedule"),
+            ],
+        }
+        settings.DATA_DIR.mkdir(parents=True, exist_ok=True)
+        children = {name: subprocess.Popen(cmd, env=env) for name, cmd in commands.items()}
+        self._banner(bind)
+        try:
+            while all(child.poll() is None for child in children.values()):
+                time.sleep(0.5)
+            failed = [name for name, child in children.items() if child.poll() is not None]
+            self.stderr.write(f"{', '.join(failed)} stopped; shutting down the rest.")
+        except KeyboardInterrupt:
+            self.stdout.write("\nStopping...")
+        finally:
+            for child in children.values():
+                if child.poll() is None:
+                    child.send_signal(signal.SIGTERM)
+            for child in children.values():
+                try:
+                    child.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+
+    def _banner(self, bind: str) -> None:
+        local = f"http://{bind}"
+        self.stdout.write(
+            self.style.SUCCESS("\nRepairs is running.\n")
+            + f"  Webhook for Twilio:  {settings.PUBLIC_BASE_URL}/webhooks/twilio/whatsapp (local: {local})\n"
+            + f"  Status callbacks:    {settings.PUBLIC_BASE_URL}/webhooks/twilio/status\n"
+            + f"  Admin:               {local}/admin/  login {DEMO_LANDLORD_USERNAME} / {DEMO_LANDLORD_PASSWORD}\n"
+            + f"  Demo WhatsApp number {DEMO_WHATSAPP_NUMBER}; model backend: {settings.LLM_BACKEND}"
+            + (" (scripted: set ANTHROPIC_API_KEY for Claude)" if settings.LLM_BACKEND == "scripted" else "")
+            + f"; sender: {settings.WHATSAPP_SENDER}\n  Ctrl-C stops everything.\n"
+        )

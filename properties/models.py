@@ -1,0 +1,250 @@
+"""The landlord's world: organizations, their staff, properties, tenants,
+tenancies and the repair issues tenants report."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+from django.db.models import Q
+
+
+class Country(models.TextChoices):
+    GB = "GB", "Great Britain"
+    IE = "IE", "Ireland"
+    US = "US", "United States"
+
+
+class Organization(models.Model):
+    """A landlord or letting agency. Inbound WhatsApp messages are routed to it
+    by its Messaging Service SID or one of its WhatsApp numbers."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=64, unique=True)
+    country = models.CharField(max_length=2, choices=Country.choices, default=Country.GB)
+    timezone = models.CharField(max_length=64, default="Europe/London")
+    messaging_service_sid = models.CharField(max_length=64, unique=True, null=True, blank=True)
+    # None: follow the USE_LLM_ORCHESTRATION setting; True/False: override it.
+    llm_orchestration_enabled = models.BooleanField(null=True, blank=True)
+    notification_email = models.EmailField(blank=True, help_text="Where new issues and alerts are emailed.")
+    contact_whatsapp = models.CharField(
+        max_length=32, blank=True, help_text="E.164 number that gets a WhatsApp message about new issues."
+    )
+    emergency_contact_name = models.CharField(max_length=200, blank=True)
+    emergency_contact_phone = models.CharField(max_length=32, blank=True, help_text="E.164; alerted on emergencies.")
+    emergency_contact_email = models.EmailField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class WhatsAppNumber(models.Model):
+    """A WhatsApp sender number that belongs to one organization (E.164, no prefix)."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="whatsapp_numbers")
+    number = models.CharField(max_length=32, unique=True)
+
+    def __str__(self) -> str:
+        return self.number
+
+
+class Membership(models.Model):
+    class Role(models.TextChoices):
+        OWNER = "owner", "Owner"
+        MANAGER = "manager", "Manager"
+        STAFF = "staff", "Staff"
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.MANAGER)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["user", "organization"], name="membership_unique_user_org"),
+            models.CheckConstraint(condition=Q(role__in=["owner", "manager", "staff"]), name="membership_role_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.organization} ({self.role})"
+
+
+class Property(models.Model):
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="properties")
+    code = models.CharField(max_length=32, help_text="The agency's own short reference, e.g. FLAT-3A.")
+    address = models.CharField(max_length=300)
+    postcode = models.CharField(max_length=16, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "properties"
+        ordering = ["code"]
+        constraints = [models.UniqueConstraint(fields=["organization", "code"], name="property_unique_code_per_org")]
+        indexes = [GinIndex(fields=["address"], name="property_address_trgm", opclasses=["gin_trgm_ops"])]
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.address}"
+
+
+class Tenant(models.Model):
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="tenants")
+    name = models.CharField(max_length=200)
+    phone = models.CharField(max_length=32, help_text="E.164, e.g. +447700900123")
+    email = models.EmailField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "phone"], name="tenant_unique_phone_per_org"),
+            models.CheckConstraint(condition=Q(phone__regex=r"^\+[1-9][0-9]{6,14}$"), name="tenant_phone_e164"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Tenancy(models.Model):
+    tenant = models.ForeignKey(Tenant, on_delete=models.CASCADE, related_name="tenancies")
+    property = models.ForeignKey(Property, on_delete=models.CASCADE, related_name="tenancies")
+    start_date = models.DateField()
+    end_date = models.DateField(null=True, blank=True, help_text="Empty while the tenancy runs.")
+
+    class Meta:
+        verbose_name_plural = "tenancies"
+        ordering = ["-start_date"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(end_date__isnull=True) | Q(end_date__gte=models.F("start_date")),
+                name="tenancy_end_after_start",
+            ),
+            models.UniqueConstraint(fields=["tenant", "property", "start_date"], name="tenancy_unique_start"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.tenant} at {self.property.code}"
+
+
+class IssueCategory(models.TextChoices):
+    PLUMBING = "plumbing", "Plumbing and leaks"
+    HEATING = "heating", "Heating and hot water"
+    ELECTRICAL = "electrical", "Electrical"
+    GAS = "gas", "Gas"
+    APPLIANCES = "appliances", "Appliances"
+    DAMP_MOULD = "damp_mould", "Damp and mould"
+    STRUCTURAL = "structural", "Structural, roof, windows and doors"
+    SECURITY = "security", "Locks and security"
+    PESTS = "pests", "Pests"
+    SAFETY = "safety", "Fire, smoke and CO alarms"
+    EXTERIOR = "exterior", "Exterior, garden and bins"
+    OTHER = "other", "Other"
+
+
+class Issue(models.Model):
+    Category = IssueCategory
+
+    class Urgency(models.TextChoices):
+        EMERGENCY = "emergency", "Emergency"
+        URGENT = "urgent", "Urgent"
+        ROUTINE = "routine", "Routine"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        ACKNOWLEDGED = "acknowledged", "Acknowledged"
+        SCHEDULED = "scheduled", "Scheduled"
+        RESOLVED = "resolved", "Resolved"
+        CLOSED = "closed", "Closed"
+
+    class Photo(models.TextChoices):
+        PROVIDED = "provided", "Provided"
+        DECLINED = "declined", "Declined"
+        NOT_NEEDED = "not_needed", "Not needed"
+
+    OPEN_STATUSES = (Status.OPEN, Status.ACKNOWLEDGED, Status.SCHEDULED)
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="issues")
+    property = models.ForeignKey(Property, on_delete=models.PROTECT, related_name="issues")
+    tenant = models.ForeignKey(Tenant, on_delete=models.SET_NULL, null=True, blank=True, related_name="issues")
+    conversation = models.ForeignKey(
+        "conversations.Conversation", on_delete=models.SET_NULL, null=True, blank=True, related_name="issues"
+    )
+    reference = models.CharField(max_length=32, unique=True)
+    title = models.CharField(max_length=200)
+    description = models.TextField()
+    category = models.CharField(max_length=16, choices=Category.choices, default=Category.OTHER)
+    urgency = models.CharField(max_length=16, choices=Urgency.choices, default=Urgency.ROUTINE)
+    location = models.CharField(max_length=200, blank=True, help_text="Where in the property, e.g. 'bathroom ceiling'.")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    photo = models.CharField(max_length=16, choices=Photo.choices, default=Photo.NOT_NEEDED)
+    scheduled_for = models.DateField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    acknowledged_at = models.DateTimeField(null=True, blank=True)
+    resolved_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(category__in=[c.value for c in IssueCategory]), name="issue_category_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(urgency__in=["emergency", "urgent", "routine"]), name="issue_urgency_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["open", "acknowledged", "scheduled", "resolved", "closed"]),
+                name="issue_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(photo__in=["provided", "declined", "not_needed"]), name="issue_photo_valid"
+            ),
+        ]
+        indexes = [models.Index(fields=["organization", "status", "-created_at"], name="issue_org_status_created")]
+
+    def __str__(self) -> str:
+        return f"{self.reference}: {self.title}"
+
+    def is_open(self) -> bool:
+        return self.status in self.OPEN_STATUSES
+
+
+class IssueUpdate(models.Model):
+    """A dated note on an issue: a tenant's further report (duplicate guard), a
+    status change by the landlord, or a system event."""
+
+    class Author(models.TextChoices):
+        TENANT = "tenant", "Tenant"
+        LANDLORD = "landlord", "Landlord"
+        SYSTEM = "system", "System"
+
+    issue = models.ForeignKey(Issue, on_delete=models.CASCADE, related_name="updates")
+    author = models.CharField(max_length=16, choices=Author.choices)
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    body = models.TextField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(author__in=["tenant", "landlord", "system"]), name="issueupdate_author_valid"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"update {self.pk} on issue {self.issue_id}"
+
+
+class IssuePhoto(models.Model):
+    issue = models.ForeignKey(Issue, on_delete=models.CASCADE, related_name="photos")
+    media = models.ForeignKey("conversations.Media", on_delete=models.CASCADE, related_name="issue_photos")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["issue", "media"], name="issuephoto_unique")]
+
+    def __str__(self) -> str:
+        return f"photo {self.media_id} of issue {self.issue_id}"

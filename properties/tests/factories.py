@@ -1,0 +1,79 @@
+import datetime
+
+import factory
+
+from properties.models import Issue, Membership, Organization, Property, Tenancy, Tenant, WhatsAppNumber
+
+
+class OrganizationFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Organization
+
+    name = factory.Sequence(lambda n: f"Agency {n}")
+    slug = factory.Sequence(lambda n: f"agency-{n}")
+    country = "GB"
+
+
+class WhatsAppNumberFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = WhatsAppNumber
+
+    organization = factory.SubFactory(OrganizationFactory)
+    number = factory.Sequence(lambda n: f"+1415555{n:04d}")
+
+
+class PropertyFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Property
+
+    organization = factory.SubFactory(OrganizationFactory)
+    code = factory.Sequence(lambda n: f"PROP-{n}")
+    address = factory.Sequence(lambda n: f"{n} Test Street, Leeds")
+    postcode = "LS1 1AA"
+
+
+class TenantFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Tenant
+
+    organization = factory.SubFactory(OrganizationFactory)
+    name = factory.Sequence(lambda n: f"Tenant {n}")
+    phone = factory.Sequence(lambda n: f"+4477009{n:05d}")
+
+
+class TenancyFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Tenancy
+
+    tenant = factory.SubFactory(TenantFactory)
+    property = factory.SubFactory(PropertyFactory, organization=factory.SelfAttribute("..tenant.organization"))
+    start_date = datetime.date(2026, 1, 1)
+
+
+class UserFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = "auth.User"
+
+    username = factory.Sequence(lambda n: f"user{n}")
+    is_staff = True
+    password = factory.PostGenerationMethodCall("set_password", "password")
+
+
+class MembershipFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Membership
+
+    user = factory.SubFactory(UserFactory)
+    organization = factory.SubFactory(OrganizationFactory)
+
+
+class IssueFactory(factory.django.DjangoModelFactory):
+    class Meta:
+        model = Issue
+
+    organization = factory.SubFactory(OrganizationFactory)
+    property = factory.SubFactory(PropertyFactory, organization=factory.SelfAttribute("..organization"))
+    reference = factory.Sequence(lambda n: f"R-{n:06d}")
+    title = "Leaking kitchen tap"
+    description = "The kitchen tap drips constantly."
+    category = "plumbing"

@@ -1,0 +1,82 @@
+"""The landlord's knowledge documents and the chunks that hybrid search reads."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.db import models
+from django.db.models import Q
+from pgvector.django import HnswIndex, VectorField
+
+
+class Document(models.Model):
+    class Status(models.TextChoices):
+        PENDING = "pending", "Waiting to be embedded"
+        READY = "ready", "Ready"
+        FAILED = "failed", "Failed"
+
+    organization = models.ForeignKey("properties.Organization", on_delete=models.CASCADE, related_name="documents")
+    # Empty: applies to every property of the organization.
+    property = models.ForeignKey(
+        "properties.Property", on_delete=models.CASCADE, null=True, blank=True, related_name="documents"
+    )
+    title = models.CharField(max_length=300)
+    source = models.CharField(max_length=500, help_text="File name or path the document was read from.")
+    checksum = models.CharField(
+        max_length=64, help_text="sha256 of the text; re-ingesting an unchanged file does nothing."
+    )
+    text = models.TextField(blank=True)
+    file = models.FileField(upload_to="documents/%Y/%m/", blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["title"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "property", "source"], name="document_unique_source", nulls_distinct=False
+            ),
+            models.CheckConstraint(
+                condition=Q(status__in=["pending", "ready", "failed"]), name="document_status_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+
+class Chunk(models.Model):
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
+    # Copied from the document so both search legs filter on the chunk row alone.
+    organization = models.ForeignKey("properties.Organization", on_delete=models.CASCADE, related_name="+")
+    property = models.ForeignKey(
+        "properties.Property", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    position = models.PositiveIntegerField()
+    heading_path = models.CharField(
+        max_length=500, blank=True, help_text="Headings above the chunk, joined with ' > '."
+    )
+    text = models.TextField()
+    # What is embedded and searched: title and heading path, then the text.
+    search_text = models.TextField()
+    embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+
+    class Meta:
+        ordering = ["document", "position"]
+        constraints = [models.UniqueConstraint(fields=["document", "position"], name="chunk_unique_position")]
+        indexes = [
+            HnswIndex(
+                name="chunk_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+            GinIndex(name="chunk_search_text_trgm", fields=["search_text"], opclasses=["gin_trgm_ops"]),
+            models.Index(fields=["organization", "property"], name="chunk_scope"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.document.title} #{self.position}"
