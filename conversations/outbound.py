@@ -1,0 +1,91 @@
+"""The one way to say something to a WhatsApp user.
+
+``outbound_text_queue`` stores the outbound Message rows (text over WhatsApp's
+1600-character limit is split at sentence or word boundaries, in order) and
+queues their sending after the surrounding transaction commits, so a rolled-back
+turn never sends anything.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.db import transaction
+
+from conversations.models import Conversation, Message
+from properties.models import Organization
+
+WHATSAPP_MAX_CHARS = 1600
+SEND_TASK = "outbound.send"
+
+
+def text_split(body: str, *, limit: int = WHATSAPP_MAX_CHARS) -> list[str]:
+    """Split ``body`` into parts of at most ``limit`` characters, preferring
+    paragraph, then sentence, then word boundaries."""
+    body = body.strip()
+    parts: list[str] = []
+    while len(body) > limit:
+        window = body[:limit]
+        cut = -1
+        for pattern in (r"\n\s*\n", r"[.!?]\s", r"\s"):
+            matches = list(re.finditer(pattern, window))
+            if matches and matches[-1].end() > limit // 2:
+                cut = matches[-1].end()
+                break
+        if cut <= 0:
+            cut = limit
+        parts.append(body[:cut].rstrip())
+        body = body[cut:].lstrip()
+    if body:
+        parts.append(body)
+    return parts
+
+
+def outbound_text_queue(
+    *,
+    body: str,
+    conversation: Conversation | None = None,
+    organization: Organization | None = None,
+    to: str | None = None,
+    author: str = Message.Author.ASSISTANT,
+    purpose: str = "generic",
+) -> list[Message]:
+    """Store outbound text for ``conversation`` (or for a bare number ``to`` of
+    ``organization``, such as a landlord's emergency contact) and send it after
+    commit. Returns the stored messages in sending order."""
+    if conversation is not None:
+        organization = conversation.organization
+        to = conversation.whatsapp_id
+    if organization is None or not to:
+        raise ValueError("outbound_text_queue needs a conversation, or an organization and a number")
+    if not to.startswith("whatsapp:"):
+        to = f"whatsapp:{to}"
+    messages = [
+        Message.objects.create(
+            organization=organization,
+            conversation=conversation,
+            direction=Message.Direction.OUTBOUND,
+            author=author,
+            body=part,
+            to_address=to,
+            status=Message.Status.PENDING,
+            raw_payload={"purpose": purpose},
+        )
+        for part in text_split(body)
+    ]
+    ids = [message.pk for message in messages]
+    transaction.on_commit(lambda: outbound_send_queue(ids))
+    return messages
+
+
+def outbound_send_queue(message_ids: list[int]) -> None:
+    """Queue sending, in order. If Redis is down the rows stay ``pending`` and
+    the sweeper queues them later."""
+    from config.celery import app
+
+    try:
+        app.send_task(SEND_TASK, args=[message_ids], queue="outbound")
+    except Exception:  # broker down: the sweeper picks the pending rows up
+        import logging
+
+        logging.getLogger(__name__).warning("could not queue outbound messages %s; sweeper will retry", message_ids)
