@@ -82,6 +82,33 @@ def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.1, message
     pytest.fail(f"timed out after {timeout}s waiting for {message}")
 
 
+@pytest.fixture
+def anthropic_stub(settings, monkeypatch):
+    """The real anthropic SDK pointed at a local stub server. Also exported in the
+    environment, so a Celery worker started after this fixture uses it too."""
+    from orchestration.llm import _client
+    from orchestration.testing.anthropic_stub import AnthropicStubServer
+
+    with AnthropicStubServer() as server:
+        values = {
+            "LLM_BACKEND": "anthropic",
+            "ANTHROPIC_API_KEY": "test-key-not-real",
+            "ANTHROPIC_BASE_URL": server.url,
+            "LLM_TIMEOUT_SECONDS": "2",
+            "LLM_MAX_RETRIES": "2",
+        }
+        for name, value in values.items():
+            monkeypatch.setenv(name, value)
+        settings.LLM_BACKEND = "anthropic"
+        settings.ANTHROPIC_API_KEY = values["ANTHROPIC_API_KEY"]
+        settings.ANTHROPIC_BASE_URL = server.url
+        settings.LLM_TIMEOUT_SECONDS = 2.0
+        settings.LLM_MAX_RETRIES = 2
+        _client.cache_clear()
+        yield server.stub
+        _client.cache_clear()
+
+
 @pytest.fixture(autouse=True)
 def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"

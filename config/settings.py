@@ -209,7 +209,7 @@ if LLM_BACKEND not in {"anthropic", "scripted"}:
 if LLM_BACKEND == "anthropic" and not ANTHROPIC_API_KEY:
     raise ImproperlyConfigured("LLM_BACKEND=anthropic needs ANTHROPIC_API_KEY")
 USE_LLM_ORCHESTRATION = env_bool("USE_LLM_ORCHESTRATION", True)
-LLM_MODEL_LARGE = env("LLM_MODEL_LARGE", "claude-sonnet-4-5")
+LLM_MODEL_LARGE = env("LLM_MODEL_LARGE", "claude-sonnet-4-6")
 LLM_MODEL_SMALL = env("LLM_MODEL_SMALL", "claude-haiku-4-5")
 LLM_TIMEOUT_SECONDS = env_float("LLM_TIMEOUT_SECONDS", 30.0)
 LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2)
