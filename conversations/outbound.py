@@ -13,6 +13,7 @@ import re
 from django.db import transaction
 
 from conversations.models import Conversation, Message
+from conversations.tasks_queue import queue_task
 from properties.models import Organization
 
 WHATSAPP_MAX_CHARS = 1600
@@ -81,11 +82,4 @@ def outbound_text_queue(
 def outbound_send_queue(message_ids: list[int]) -> None:
     """Queue sending, in order. If Redis is down the rows stay ``pending`` and
     the sweeper queues them later."""
-    from config.celery import app
-
-    try:
-        app.send_task(SEND_TASK, args=[message_ids], queue="outbound")
-    except Exception:  # broker down: the sweeper picks the pending rows up
-        import logging
-
-        logging.getLogger(__name__).warning("could not queue outbound messages %s; sweeper will retry", message_ids)
+    queue_task(SEND_TASK, [message_ids], queue="outbound")

@@ -1,0 +1,78 @@
+"""Where outbound WhatsApp messages go: ``twilio`` (the real API) or
+``console`` (development: printed, never sent). ``WHATSAPP_SENDER`` chooses."""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import uuid
+from dataclasses import dataclass
+
+from django.conf import settings
+from twilio.base.exceptions import TwilioException, TwilioRestException
+
+from conversations.twilio_client import twilio_client
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class OutgoingMessage:
+    to: str
+    from_: str
+    messaging_service_sid: str
+    body: str
+    template_sid: str = ""
+    template_variables: dict | None = None
+
+
+@dataclass
+class SendReceipt:
+    provider_sid: str
+    status: str
+
+
+class SendError(Exception):
+    def __init__(self, message: str, *, transient: bool, code: str = ""):
+        super().__init__(message)
+        self.transient = transient
+        self.code = code
+
+
+class ConsoleSender:
+    def send(self, outgoing: OutgoingMessage) -> SendReceipt:
+        label = f"template {outgoing.template_sid}" if outgoing.template_sid else "text"
+        sys.stdout.write(f"\n[whatsapp -> {outgoing.to} ({label})]\n{outgoing.body}\n")
+        sys.stdout.flush()
+        return SendReceipt(provider_sid=f"CONSOLE{uuid.uuid4().hex}", status="sent")
+
+
+class TwilioSender:
+    def send(self, outgoing: OutgoingMessage) -> SendReceipt:
+        kwargs = {"to": outgoing.to, "status_callback": f"{settings.PUBLIC_BASE_URL}/webhooks/twilio/status"}
+        if outgoing.messaging_service_sid:
+            kwargs["messaging_service_sid"] = outgoing.messaging_service_sid
+        else:
+            kwargs["from_"] = outgoing.from_
+        if outgoing.template_sid:
+            kwargs["content_sid"] = outgoing.template_sid
+            kwargs["content_variables"] = json.dumps(outgoing.template_variables or {})
+        else:
+            kwargs["body"] = outgoing.body
+        try:
+            message = twilio_client().messages.create(**kwargs)
+        except TwilioRestException as exc:
+            transient = exc.status == 429 or exc.status >= 500
+            raise SendError(
+                f"Twilio {exc.status}: {exc.msg}", transient=transient, code=str(exc.code or exc.status)
+            ) from exc
+        except TwilioException as exc:  # connection errors, timeouts
+            raise SendError(f"Twilio unreachable: {exc}", transient=True) from exc
+        except OSError as exc:
+            raise SendError(f"Twilio unreachable: {exc}", transient=True) from exc
+        return SendReceipt(provider_sid=message.sid, status=message.status or "queued")
+
+
+def sender() -> ConsoleSender | TwilioSender:
+    return TwilioSender() if settings.WHATSAPP_SENDER == "twilio" else ConsoleSender()

@@ -1,0 +1,22 @@
+"""Queue a Celery task by name without importing the module that defines it.
+
+If Redis is down the caller carries on: what was stored in PostgreSQL stays
+there, and the sweeper queues it once Redis answers again."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+
+def queue_task(name: str, args: list[Any], *, queue: str, countdown: float | None = None) -> bool:
+    from config.celery import app
+
+    try:
+        app.send_task(name, args=args, queue=queue, countdown=countdown)
+    except Exception as exc:  # broker unreachable: the sweeper re-queues from the database
+        logger.warning("could not queue %s%s (%s); the sweeper will retry", name, args, exc)
+        return False
+    return True

@@ -1,0 +1,106 @@
+"""A local stand-in for Twilio's REST API, for tests and benchmarks.
+
+The real ``twilio`` SDK talks HTTP to it (``TWILIO_API_BASE_URL``). It accepts
+``POST .../Messages.json`` (answering with queued replies: a success, or an
+HTTP error such as 429, 500 or 400 with a Twilio error code) and serves media
+files registered by path, and records every request it received.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from urllib.parse import parse_qs
+
+from conversations.testing.stub_server import LocalStubServer
+
+
+@dataclass
+class TwilioReply:
+    status: int = 201
+    code: int | None = None  # Twilio's error code for a 4xx/5xx
+    message: str = ""
+
+
+@dataclass
+class TwilioStub:
+    replies: list[TwilioReply] = field(default_factory=list)
+    requests: list[dict] = field(default_factory=list)
+    # path -> (status, headers, body)
+    files: dict[str, tuple[int, dict[str, str], bytes]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def queue(self, *replies: TwilioReply) -> None:
+        with self.lock:
+            self.replies.extend(replies)
+
+    def serve_file(self, path: str, body: bytes, content_type: str = "image/jpeg", status: int = 200, **headers):
+        self.files[path] = (status, {"Content-Type": content_type, **headers}, body)
+
+    @property
+    def sent(self) -> list[dict]:
+        """The form of every Messages.json POST, in order."""
+        return [r["form"] for r in self.requests if r["method"] == "POST" and r["path"].endswith("/Messages.json")]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    def _record(self, form: dict | None = None) -> dict:
+        auth = self.headers.get("Authorization", "")
+        user = ""
+        if auth.startswith("Basic "):
+            user = base64.b64decode(auth[6:]).decode().split(":", 1)[0]
+        request = {"method": self.command, "path": self.path, "form": form or {}, "auth_user": user}
+        with self.server.stub.lock:
+            self.server.stub.requests.append(request)
+        return request
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", 0))
+        form = {k: v[0] for k, v in parse_qs(self.rfile.read(length).decode()).items()}
+        self._record(form)
+        stub = self.server.stub
+        with stub.lock:
+            reply = stub.replies.pop(0) if stub.replies else TwilioReply()
+        if reply.status >= 400:
+            body = {
+                "code": reply.code or reply.status,
+                "message": reply.message or "stub error",
+                "status": reply.status,
+            }
+        else:
+            body = {
+                "sid": f"SM{uuid.uuid4().hex}",
+                "status": "queued",
+                "to": form.get("To"),
+                "from": form.get("From"),
+                "body": form.get("Body"),
+                "messaging_service_sid": form.get("MessagingServiceSid"),
+            }
+        self._send(reply.status, {"Content-Type": "application/json"}, json.dumps(body).encode())
+
+    def do_GET(self):
+        self._record()
+        status, headers, body = self.server.stub.files.get(self.path, (404, {"Content-Type": "text/plain"}, b"nf"))
+        self._send(status, headers, body)
+
+    def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format, *args):
+        pass
+
+
+class TwilioStubServer(LocalStubServer):
+    handler = _Handler
+
+    def __init__(self) -> None:
+        super().__init__(TwilioStub())

@@ -1,0 +1,220 @@
+import threading
+
+import pytest
+from django.db import connection
+from django.dispatch import receiver
+
+from conversations.models import Conversation, Media, Message
+from conversations.signals import inbound_stored
+from conversations.testing.signing import inbound_params
+from properties.tests.factories import OrganizationFactory, WhatsAppNumberFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    """Tasks the channel queues, captured at Celery's send_task boundary."""
+    from config.celery import app
+
+    calls = []
+    monkeypatch.setattr(app, "send_task", lambda name, args=None, **kw: calls.append((name, args, kw.get("queue"))))
+    return calls
+
+
+@pytest.fixture
+def number():
+    return WhatsAppNumberFactory(number="+14155550001")
+
+
+def test_signed_message_is_stored_and_processing_queued(
+    post_inbound, number, queued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post_inbound(phone="+447700900123", to="+14155550001", body="My boiler is not working")
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/xml"
+    assert response.content.decode().endswith("<Response></Response>")
+    message = Message.objects.get()
+    assert message.body == "My boiler is not working"
+    assert message.organization == number.organization
+    assert message.conversation.phone == "+447700900123"
+    assert message.raw_payload["MessageSid"] == message.provider_sid
+    assert message.conversation.last_inbound_at == message.created_at
+    assert queued == [("inbound.process", [message.pk], "inbound")]
+
+
+@pytest.mark.parametrize("signature", ["", "bm9wZQ=="])
+def test_missing_or_forged_signature_is_403_and_stores_nothing(post_inbound, number, queued, signature):
+    response = post_inbound(phone="+447700900123", to="+14155550001", body="hi", signature=signature)
+    assert response.status_code == 403
+    assert not Message.objects.exists()
+    assert queued == []
+
+
+def test_signature_covers_every_posted_parameter(client, number, queued):
+    from django.conf import settings
+
+    from conftest import AUTH_TOKEN
+    from conversations.testing.signing import WEBHOOK_PATH, twilio_signature
+
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="hi")
+    sig = twilio_signature(auth_token=AUTH_TOKEN, url=settings.PUBLIC_BASE_URL + WEBHOOK_PATH, params=params)
+    params["SomeNewTwilioField"] = "added after signing"
+    assert client.post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=sig).status_code == 403
+
+
+def test_routes_by_messaging_service_before_number(post_inbound, number, queued):
+    other = OrganizationFactory(messaging_service_sid="MG" + "a" * 32)
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="hi")
+    params["MessagingServiceSid"] = "MG" + "a" * 32
+    post_inbound(params)
+    assert Message.objects.get().organization == other
+
+
+def test_unrouted_message_is_stored_flagged_and_answered(post_inbound, queued, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post_inbound(phone="+447700900123", to="+19999999999", body="hello?")
+    assert response.status_code == 200
+    message = Message.objects.get()
+    assert message.organization is None and message.conversation is None
+    assert "unrouted" in message.flags
+    assert message.to_address == "whatsapp:+19999999999"
+    assert queued == []
+
+
+def test_repeated_delivery_stores_one_row_and_queues_once(
+    post_inbound, number, queued, django_capture_on_commit_callbacks
+):
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="Leak under the sink")
+    with django_capture_on_commit_callbacks(execute=True):
+        first = post_inbound(params)
+    with django_capture_on_commit_callbacks(execute=True):
+        second = post_inbound(params)
+    assert first.status_code == second.status_code == 200
+    assert Message.objects.count() == 1
+    assert [name for name, *_ in queued] == ["inbound.process"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_simultaneous_deliveries_store_one_row_and_queue_once(number, queued):
+    from django.test import Client
+
+    from conftest import AUTH_TOKEN
+    from conversations.testing.signing import WEBHOOK_PATH, twilio_signature
+
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="Water through the ceiling")
+    sig = twilio_signature(auth_token=AUTH_TOKEN, url="https://repairs.example.com" + WEBHOOK_PATH, params=params)
+    barrier = threading.Barrier(5)
+    statuses = []
+
+    def deliver():
+        barrier.wait()
+        try:
+            statuses.append(Client().post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=sig).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=deliver) for _ in range(5)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert statuses == [200] * 5
+    assert Message.objects.count() == 1
+    assert Conversation.objects.count() == 1
+    assert [name for name, *_ in queued] == ["inbound.process"]
+
+
+def test_nul_bytes_are_stripped_and_flagged(post_inbound, number, queued):
+    post_inbound(phone="+447700900123", to="+14155550001", body="tap\x00 drips")
+    message = Message.objects.get()
+    assert message.body == "tap drips"
+    assert "nul_bytes" in message.flags
+
+
+def test_long_body_is_kept_whole_in_the_payload(post_inbound, number, queued, settings):
+    settings.INBOUND_MAX_BODY_CHARS = 1600
+    text = "x" * 2000
+    post_inbound(phone="+447700900123", to="+14155550001", body=text)
+    message = Message.objects.get()
+    assert len(message.body) == 1600 and "body_truncated" in message.flags
+    assert message.raw_payload["Body"] == text
+
+
+def test_body_at_twilios_limit_is_accepted_whole(post_inbound, number, queued):
+    post_inbound(phone="+447700900123", to="+14155550001", body="y" * 1600)
+    assert Message.objects.get().body == "y" * 1600
+
+
+def test_media_only_message_records_media_and_queues_download(
+    post_inbound, number, queued, django_capture_on_commit_callbacks
+):
+    url = "https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME1"
+    with django_capture_on_commit_callbacks(execute=True):
+        post_inbound(phone="+447700900123", to="+14155550001", body="", media=[(url, "image/jpeg")])
+    media = Media.objects.get()
+    assert media.message.body == ""
+    assert media.provider_url == url and media.content_type == "image/jpeg"
+    assert media.download_state == Media.DownloadState.PENDING
+    assert ("media.download", [media.pk], "default") in queued
+
+
+def test_media_from_a_foreign_host_is_rejected_not_fetched(
+    post_inbound, number, queued, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        post_inbound(phone="+447700900123", to="+14155550001", media=[("http://169.254.169.254/latest", "image/jpeg")])
+    media = Media.objects.get()
+    assert media.download_state == Media.DownloadState.REJECTED
+    assert all(name != "media.download" for name, *_ in queued)
+
+
+def test_malformed_payload_is_stored_and_answered_400(post_inbound, number, queued):
+    response = post_inbound({"Body": "no sid, no sender", "To": "whatsapp:+14155550001"})
+    assert response.status_code == 400
+    message = Message.objects.get()
+    assert "malformed" in message.flags and message.conversation is None
+    assert queued == []
+
+
+def test_receiver_reply_goes_into_the_twiml(post_inbound, number, queued):
+    @receiver(inbound_stored)
+    def safety(sender, message, **kwargs):
+        return "Leave the property & call 0800 111 999"
+
+    try:
+        response = post_inbound(phone="+447700900123", to="+14155550001", body="I smell gas")
+    finally:
+        inbound_stored.disconnect(safety)
+    assert "<Message>Leave the property &amp; call 0800 111 999</Message>" in response.content.decode()
+
+
+def test_a_failing_receiver_loses_nothing(post_inbound, number, queued):
+    @receiver(inbound_stored)
+    def broken(sender, message, **kwargs):
+        raise RuntimeError("boom")
+
+    try:
+        response = post_inbound(phone="+447700900123", to="+14155550001", body="hello")
+    finally:
+        inbound_stored.disconnect(broken)
+    assert response.status_code == 200
+    assert Message.objects.count() == 1
+
+
+def test_broker_down_still_answers_200_and_keeps_the_message(
+    post_inbound, number, monkeypatch, django_capture_on_commit_callbacks
+):
+    from kombu.exceptions import OperationalError
+
+    from config.celery import app
+
+    def down(*args, **kwargs):
+        raise OperationalError("Error 111 connecting to 127.0.0.1:6379. Connection refused.")
+
+    monkeypatch.setattr(app, "send_task", down)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post_inbound(phone="+447700900123", to="+14155550001", body="hello")
+    assert response.status_code == 200
+    assert Message.objects.filter(processed_at__isnull=True).count() == 1

@@ -1,0 +1,76 @@
+"""The one door to Twilio: the REST client used by the sender and the media
+downloader, and the webhook signature check.
+
+``TWILIO_API_BASE_URL`` redirects every REST call (tests point the real SDK at
+a local stub server); in production it stays empty and the SDK talks to
+Twilio.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from twilio.http.http_client import TwilioHttpClient
+from twilio.request_validator import RequestValidator
+from twilio.rest import Client
+
+TWILIO_API_ORIGIN = "https://api.twilio.com"
+
+
+class _RedirectingHttpClient(TwilioHttpClient):
+    """Sends the SDK's requests for api.twilio.com to ``base_url`` instead."""
+
+    def __init__(self, base_url: str, **kwargs):
+        super().__init__(**kwargs)
+        self.base_url = base_url.rstrip("/")
+
+    def request(self, method, url, *args, **kwargs):
+        if url.startswith(TWILIO_API_ORIGIN):
+            url = self.base_url + url[len(TWILIO_API_ORIGIN) :]
+        return super().request(method, url, *args, **kwargs)
+
+
+@lru_cache(maxsize=2)
+def _client(account_sid: str, auth_token: str, base_url: str, timeout: float) -> Client:
+    http_client = _RedirectingHttpClient(base_url, timeout=timeout) if base_url else TwilioHttpClient(timeout=timeout)
+    return Client(account_sid, auth_token, http_client=http_client)
+
+
+def twilio_client() -> Client:
+    return _client(
+        settings.TWILIO_ACCOUNT_SID,
+        settings.TWILIO_AUTH_TOKEN,
+        settings.TWILIO_API_BASE_URL,
+        settings.TWILIO_TIMEOUT_SECONDS,
+    )
+
+
+def twilio_signature_valid(*, path: str, params: dict[str, str], signature: str) -> bool:
+    """Check ``X-Twilio-Signature`` over the public URL Twilio called (from
+    ``PUBLIC_BASE_URL``, never the Host header) and every posted parameter.
+    The validator also accepts the URL with or without the default port."""
+    if not signature or not settings.TWILIO_AUTH_TOKEN:
+        return False
+    url = f"{settings.PUBLIC_BASE_URL}{path}"
+    return RequestValidator(settings.TWILIO_AUTH_TOKEN).validate(url, params, signature)
+
+
+def media_host_allowed(url: str) -> bool:
+    """Only Twilio's media hosts (and their CDN) may be fetched with our
+    credentials: a forged MediaUrl must not make us call an internal address."""
+    parts = urlsplit(url)
+    if parts.scheme not in {"https", "http"} or not parts.hostname:
+        return False
+    if parts.scheme == "http" and parts.hostname not in {"127.0.0.1", "localhost"}:
+        return False
+    host = parts.hostname.lower()
+    return any(host == allowed or host.endswith("." + allowed) for allowed in settings.TWILIO_MEDIA_HOSTS)
+
+
+def phone_mask(value: str) -> str:
+    """``whatsapp:+447700900123`` -> ``whatsapp:+44*******123`` for logs."""
+    prefix, _, number = value.rpartition(":")
+    masked = number[:3] + "*" * max(0, len(number) - 6) + number[-3:] if len(number) > 6 else "***"
+    return f"{prefix}:{masked}" if prefix else masked

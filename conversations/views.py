@@ -1,0 +1,65 @@
+"""Twilio's webhooks: thin edges that check the signature, call one service
+and answer in milliseconds."""
+
+from __future__ import annotations
+
+import logging
+from xml.sax.saxutils import escape
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
+from django.views.decorators.csrf import csrf_exempt
+from django.views.decorators.http import require_POST
+
+from conversations.delivery import message_status_update
+from conversations.inbound import message_record_inbound
+from conversations.twilio_client import twilio_signature_valid
+
+logger = logging.getLogger(__name__)
+
+
+def _signed(request: HttpRequest) -> bool:
+    if not settings.TWILIO_VALIDATE_SIGNATURE:
+        return True
+    return twilio_signature_valid(
+        path=request.get_full_path(),
+        params={key: request.POST.get(key) for key in request.POST},
+        signature=request.headers.get("X-Twilio-Signature", ""),
+    )
+
+
+def twiml(replies: list[str]) -> HttpResponse:
+    messages = "".join(f"<Message>{escape(text)}</Message>" for text in replies)
+    body = f'<?xml version="1.0" encoding="UTF-8"?><Response>{messages}</Response>'
+    return HttpResponse(body, content_type="text/xml")
+
+
+@csrf_exempt
+@require_POST
+def twilio_whatsapp_webhook(request: HttpRequest) -> HttpResponse:
+    if not _signed(request):
+        logger.warning("rejected a WhatsApp webhook with a missing or wrong signature")
+        return HttpResponseForbidden("invalid Twilio signature")
+    result = message_record_inbound(params={key: request.POST.get(key) for key in request.POST})
+    if result.message is not None and "malformed" in result.message.flags:
+        return HttpResponse("MessageSid and From are required; the payload was stored", status=400)
+    return twiml(result.replies)
+
+
+@csrf_exempt
+@require_POST
+def twilio_status_callback(request: HttpRequest) -> HttpResponse:
+    if not _signed(request):
+        logger.warning("rejected a status callback with a missing or wrong signature")
+        return HttpResponseForbidden("invalid Twilio signature")
+    sid = request.POST.get("MessageSid", "")
+    status = request.POST.get("MessageStatus", "")
+    if not sid or not status:
+        return HttpResponse("MessageSid and MessageStatus are required", status=400)
+    message_status_update(
+        provider_sid=sid,
+        status=status,
+        error_code=request.POST.get("ErrorCode", ""),
+        error_message=request.POST.get("ErrorMessage", ""),
+    )
+    return HttpResponse(status=204)
