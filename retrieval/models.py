@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVector, SearchVectorField
 from django.db import models
 from django.db.models import Q
 from pgvector.django import HnswIndex, VectorField
@@ -28,6 +29,9 @@ class Document(models.Model):
     text = models.TextField(blank=True)
     file = models.FileField(upload_to="documents/%Y/%m/", blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    embedding_model = models.CharField(
+        max_length=100, blank=True, help_text="The embedding model the chunks were embedded with."
+    )
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -62,6 +66,13 @@ class Chunk(models.Model):
     # What is embedded and searched: title and heading path, then the text.
     search_text = models.TextField()
     embedding = VectorField(dimensions=settings.EMBEDDING_DIMENSIONS, null=True, blank=True)
+    # The words of search_text ("simple" configuration: lower-cased, not stemmed),
+    # so the keyword leg finds the chunks holding a word through a GIN index.
+    search_words = models.GeneratedField(
+        expression=SearchVector("search_text", config="simple"),
+        output_field=SearchVectorField(),
+        db_persist=True,
+    )
 
     class Meta:
         ordering = ["document", "position"]
@@ -75,8 +86,24 @@ class Chunk(models.Model):
                 opclasses=["vector_cosine_ops"],
             ),
             GinIndex(name="chunk_search_text_trgm", fields=["search_text"], opclasses=["gin_trgm_ops"]),
+            GinIndex(name="chunk_search_words", fields=["search_words"]),
             models.Index(fields=["organization", "property"], name="chunk_scope"),
         ]
 
     def __str__(self) -> str:
         return f"{self.document.title} #{self.position}"
+
+
+class Term(models.Model):
+    """Every word that occurs in some chunk's search text: the vocabulary the
+    keyword leg matches a (possibly misspelt) query word against with pg_trgm,
+    before it looks the matched words up in ``Chunk.search_words``. Words are
+    only ever added; a word no chunk holds any more simply matches nothing."""
+
+    word = models.CharField(max_length=100, primary_key=True)
+
+    class Meta:
+        indexes = [GinIndex(name="term_word_trgm", fields=["word"], opclasses=["gin_trgm_ops"])]
+
+    def __str__(self) -> str:
+        return self.word

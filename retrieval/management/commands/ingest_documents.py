@@ -1,0 +1,101 @@
+"""``manage.py ingest_documents PATH... --org SLUG [--property CODE]``
+
+Ingests Markdown and text files (folders are read one level deep; a folder's
+MANIFEST.json gives titles and property scopes). Unchanged files are skipped;
+changed ones have their chunks replaced. Embedding runs here, with progress.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from properties.models import Organization, Property
+from retrieval.documents import DocumentSourceError, file_text, source_files
+from retrieval.models import Document
+from retrieval.services import document_ingest
+
+
+class Command(BaseCommand):
+    help = "Ingest knowledge documents (Markdown or text) for an organization, embedding them now."
+
+    def add_arguments(self, parser):
+        parser.add_argument("paths", nargs="+", type=Path, help="files or folders")
+        parser.add_argument("--org", required=True, help="organization slug")
+        parser.add_argument(
+            "--property",
+            help="property code: every file belongs to this property only (default: the MANIFEST.json "
+            "scope, else organization-wide)",
+        )
+
+    def handle(self, *args, paths, org, property, **options):
+        organization = Organization.objects.filter(slug=org).first()
+        if organization is None:
+            raise CommandError(f"no organization with slug {org!r} (python manage.py seed_demo creates 'demo')")
+        properties = {p.code: p for p in Property.objects.filter(organization=organization)}
+        if property and property not in properties:
+            raise CommandError(f"organization {org} has no property {property!r}; it has: {', '.join(properties)}")
+        try:
+            sources = source_files(paths)
+        except DocumentSourceError as exc:
+            raise CommandError(str(exc)) from exc
+        if not sources:
+            raise CommandError("no .md, .markdown or .txt files found")
+
+        counts = {"created": 0, "updated": 0, "unchanged": 0, "failed": 0}
+        started = time.monotonic()
+        for number, source in enumerate(sources, start=1):
+            code = property or source.property_code
+            if code and code not in properties:
+                self.stderr.write(f"[{number}/{len(sources)}] {source.path.name}: unknown property {code!r}, skipped")
+                counts["failed"] += 1
+                continue
+            target = properties.get(code) if code else None
+            label = f"[{number}/{len(sources)}] {source.path.name} ({code or 'all properties'})"
+            try:
+                content = file_text(source.path)
+            except DocumentSourceError as exc:
+                self.stderr.write(f"{label}: {exc}")
+                counts["failed"] += 1
+                continue
+            before = Document.objects.filter(
+                organization=organization, property=target, source=source.path.name
+            ).first()
+
+            def progress(done: int, total: int, label=label) -> None:
+                if total > 64:
+                    self.stdout.write(f"{label}: embedded {done}/{total} chunks", ending="\r")
+                    self.stdout.flush()
+
+            try:
+                document = document_ingest(
+                    organization=organization,
+                    property=target,
+                    title=source.title,
+                    source_name=source.path.name,
+                    content=content,
+                    embed_now=True,
+                    progress=progress,
+                )
+            except ValueError as exc:
+                self.stderr.write(f"{label}: {exc}")
+                counts["failed"] += 1
+                continue
+            if document.status == Document.Status.FAILED:
+                self.stderr.write(f"{label}: failed: {document.error}")
+                counts["failed"] += 1
+                continue
+            if before is None:
+                outcome = "created"
+            elif document.updated_at == before.updated_at:
+                outcome = "unchanged"
+            else:
+                outcome = "updated"
+            counts[outcome] += 1
+            self.stdout.write(f"{label}: {outcome}, {document.chunks.count()} chunks")
+        summary = ", ".join(f"{n} {k}" for k, n in counts.items())
+        self.stdout.write(f"{summary} in {time.monotonic() - started:.1f}s")
+        if counts["failed"]:
+            raise CommandError(f"{counts['failed']} file(s) failed")

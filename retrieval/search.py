@@ -1,0 +1,375 @@
+"""Hybrid knowledge search: pgvector + pg_trgm fused with weighted RRF, in one SQL query.
+
+``knowledge_search(organization_id=, property_id=, query=)`` returns the best
+chunks a tenant of that property may see: the organization's documents for
+all properties plus that property's own, never another property's or another
+organization's. Both legs carry the same scope filter.
+
+* Vector leg: cosine distance between the query embedding and the chunk
+  embeddings (``<=>``). A scope of at most ``SEARCH_EXACT_SCAN_MAX_CHUNKS``
+  chunks is scanned exactly through the ``chunk_scope`` index (faster than
+  HNSW behind a selective filter, and exact); a larger one walks the HNSW
+  index ``chunk_embedding_hnsw`` with pgvector's iterative scan, so the filter
+  cannot empty the candidate list. benchmarks/retrieval_scale.py measures both.
+* Keyword leg: the query is cut into content terms (stop words dropped, see
+  ``query_terms``), and each term is matched on its own with pg_trgm's
+  ``term <% search_text`` (word similarity at least
+  ``SEARCH_TRGM_THRESHOLD``; the GIN trigram index answers it). A chunk
+  scores the sum over the terms it matches of ``word_similarity * idf``,
+  where ``idf`` is BM25's inverse document frequency of the term within the
+  scope. Matching the whole message against a chunk instead (one
+  ``word_similarity(query, text)``) drowns a rare word such as "F22" or
+  "stopcock" in the message's other words, and a short message under the
+  threshold matches nothing; per-term scoring with idf is what lets the
+  keyword leg rescue typos, codes and names the embedding model does not know.
+* Fusion: ``w_vector / (k + vector_rank) + w_keyword / (k + keyword_rank)``
+  over the union of both candidate lists.
+
+Weights, ``k``, candidate counts, ``ef_search`` and the trigram threshold are
+settings (README.md has the numbers that chose them).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from retrieval.embeddings import embedding_backend
+
+Mode = Literal["hybrid", "vector", "keyword"]
+MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
+MAX_QUERY_CHARS = 2000
+MAX_TERMS = 12
+
+# Words that carry no topic. English plus the commonest short words of the
+# other languages tenants write in (Polish, Romanian, Spanish, Portuguese),
+# so that "de", "que" or "nie" do not match half the corpus.
+_STOP_WORDS_TEXT = """
+    a about above after again all also am an and any are as at be because been before being below between both
+    but by can cannot could did do does doing done down during each even ever every few for from further get gets
+    getting got had has have having he her here hers him his how i if in into is isn it its itself just keep keeps
+    kind know like ll make me mine more most my myself need needs no nor not now of off on once only or other our
+    ours out over own please re really right same say see she should so some still such than thank thanks that the
+    their them then there these they thing things this those through to too under until up us use very ve want was
+    way we well were what when where which while who why will with would yes yet you your yours hi hello hey ok okay
+    pls plz u ur im dont doesnt cant wont isnt whats theres thats ive id youre its got gonna wanna
+    al ale ao aos as cu da das de del des do dos e el ela ele em en es este esta eu la las le lo los mas mi mis
+    na nao nie no nos o os para pe pela pelo por pra que se si sie sin su sus te un una uno unor unei y ya z za ze
+    jak jest czy mam mi mnie co ca cum este nu sa si sunt am imi mea meu tengo tiene hay como donde cuando
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
+_CODE_PART = re.compile(r"\d+|[^\W\d_]+", re.UNICODE)
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    chunk_id: int
+    document_id: int
+    document_title: str
+    heading_path: str
+    text: str
+    score: float
+    vector_rank: int | None
+    keyword_rank: int | None
+    vector_distance: float | None = None
+    keyword_score: float | None = None
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    def as_trace(self) -> dict[str, Any]:
+        """A small dict for the Turn trace: where the hit came from and why it ranked."""
+        return {
+            "chunk_id": self.chunk_id,
+            "document_id": self.document_id,
+            "document": self.document_title,
+            "heading": self.heading_path,
+            "score": round(self.score, 5),
+            "vector_rank": self.vector_rank,
+            "keyword_rank": self.keyword_rank,
+        }
+
+
+@dataclass(frozen=True)
+class SearchParams:
+    """The tunable knobs; defaults come from settings (``SearchParams.from_settings()``)."""
+
+    rrf_k: int
+    vector_weight: float
+    keyword_weight: float
+    vector_candidates: int
+    keyword_candidates: int
+    ef_search: int
+    trgm_threshold: float
+    words_per_term: int
+    exact_scan_max_chunks: int
+
+    @classmethod
+    def from_settings(cls, **overrides: Any) -> SearchParams:
+        values = {
+            "rrf_k": settings.SEARCH_RRF_K,
+            "vector_weight": settings.SEARCH_VECTOR_WEIGHT,
+            "keyword_weight": settings.SEARCH_KEYWORD_WEIGHT,
+            "vector_candidates": settings.SEARCH_VECTOR_CANDIDATES,
+            "keyword_candidates": settings.SEARCH_KEYWORD_CANDIDATES,
+            "ef_search": settings.SEARCH_HNSW_EF_SEARCH,
+            "trgm_threshold": settings.SEARCH_TRGM_THRESHOLD,
+            "words_per_term": settings.SEARCH_WORDS_PER_TERM,
+            "exact_scan_max_chunks": settings.SEARCH_EXACT_SCAN_MAX_CHUNKS,
+        }
+        values.update(overrides)
+        return cls(**values)
+
+
+def query_terms(query: str) -> list[str]:
+    """The content words of ``query`` for the keyword leg, lower-cased, in order,
+    without duplicates: stop words and one-letter words go, except words with a
+    digit (error codes such as "F22" or "D5")."""
+    terms: list[str] = []
+    for match in _WORD.finditer(query.casefold()):
+        word = match.group(0).replace("’", "'")
+        has_digit = any(ch.isdigit() for ch in word)
+        if word in STOP_WORDS or (len(word) < 3 and not has_digit):
+            continue
+        candidates = [word]
+        if has_digit:
+            # "CE207" also as "207", "ea227" as "227": codes are written with and without spaces.
+            candidates += [part for part in _CODE_PART.findall(word) if len(part) >= 3 or part.isdigit()]
+        for candidate in candidates:
+            if candidate not in terms and candidate not in STOP_WORDS:
+                terms.append(candidate)
+    return terms[:MAX_TERMS]
+
+
+SEARCH_SQL = """
+WITH
+scope_size AS MATERIALIZED (
+    SELECT count(*) AS n
+    FROM retrieval_chunk c
+    WHERE c.organization_id = %(organization_id)s
+      AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
+),
+vector_leg AS MATERIALIZED (
+    SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
+    FROM (
+        -- A scope this small is scanned exactly (through chunk_scope): faster
+        -- than HNSW with a selective filter, and exact. Only one branch runs.
+        (SELECT c.id, c.embedding <=> %(embedding)s::vector AS distance
+         FROM retrieval_chunk c
+         WHERE (SELECT n FROM scope_size) <= %(exact_scan_max)s
+           AND c.organization_id = %(organization_id)s
+           AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
+           AND c.embedding IS NOT NULL
+         ORDER BY (c.embedding <=> %(embedding)s::vector) + 0
+         LIMIT %(vector_candidates)s)
+        UNION ALL
+        -- A large scope walks the HNSW index (iterative scan keeps filling
+        -- the list when the filter rejects most of what it finds).
+        (SELECT c.id, c.embedding <=> %(embedding)s::vector AS distance
+         FROM retrieval_chunk c
+         WHERE (SELECT n FROM scope_size) > %(exact_scan_max)s
+           AND c.organization_id = %(organization_id)s
+           AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
+           AND c.embedding IS NOT NULL
+         ORDER BY c.embedding <=> %(embedding)s::vector
+         LIMIT %(vector_candidates)s)
+    ) nearest
+),
+query_terms AS (
+    SELECT DISTINCT term FROM unnest(%(terms)s::text[]) AS t(term)
+),
+term_words AS MATERIALIZED (
+    -- Each query term (maybe misspelt) -> the closest words of the vocabulary.
+    SELECT t.term, w.word, similarity(t.term, w.word) AS similarity
+    FROM query_terms t
+    CROSS JOIN LATERAL (
+        SELECT v.word
+        FROM retrieval_term v
+        WHERE v.word %% t.term
+        ORDER BY similarity(t.term, v.word) DESC, v.word
+        LIMIT %(words_per_term)s
+    ) w
+),
+keyword_matches AS MATERIALIZED (
+    -- The chunks in scope that hold one of those words.
+    SELECT c.id, tw.term, tw.word, tw.similarity
+    FROM term_words tw
+    JOIN retrieval_chunk c ON c.search_words @@ plainto_tsquery('simple', tw.word)
+    WHERE c.organization_id = %(organization_id)s
+      AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
+),
+keyword_leg AS (
+    -- BM25-like: per term the best (similarity x idf) of its words, summed over terms.
+    SELECT id, score, row_number() OVER (ORDER BY score DESC, id) AS rank
+    FROM (
+        SELECT id, sum(best) AS score
+        FROM (
+            SELECT m.id, m.term, max(m.similarity * ln(1 + (s.n - m.df + 0.5) / (m.df + 0.5))) AS best
+            FROM (SELECT *, count(*) OVER (PARTITION BY word) AS df FROM keyword_matches) m
+            CROSS JOIN scope_size s
+            GROUP BY m.id, m.term
+        ) per_term
+        GROUP BY id
+    ) scored
+    ORDER BY score DESC, id
+    LIMIT %(keyword_candidates)s
+),
+fused AS (
+    SELECT coalesce(v.id, k.id) AS id,
+           v.rank AS vector_rank, k.rank AS keyword_rank, v.distance, k.score AS keyword_score,
+           coalesce(%(vector_weight)s / (%(rrf_k)s + v.rank), 0)
+             + coalesce(%(keyword_weight)s / (%(rrf_k)s + k.rank), 0) AS score
+    FROM vector_leg v
+    FULL OUTER JOIN keyword_leg k ON k.id = v.id
+)
+SELECT f.id, c.document_id, d.title, c.heading_path, c.text, f.score,
+       f.vector_rank, f.keyword_rank, f.distance, f.keyword_score
+FROM fused f
+JOIN retrieval_chunk c ON c.id = f.id
+JOIN retrieval_document d ON d.id = c.document_id
+ORDER BY f.score DESC, f.vector_rank NULLS LAST, f.keyword_rank NULLS LAST, f.id
+LIMIT %(limit)s
+"""
+
+
+def search_sql_params(
+    *,
+    organization_id: int,
+    property_id: int | None,
+    query: str,
+    limit: int,
+    mode: str,
+    params: SearchParams,
+    embedding: list[float] | None,
+) -> dict[str, Any]:
+    use_vector = mode in {"hybrid", "vector"}
+    use_keyword = mode in {"hybrid", "keyword"}
+    return {
+        "organization_id": organization_id,
+        "property_id": property_id,
+        "embedding": _vector_literal(embedding) if use_vector and embedding is not None else None,
+        "terms": query_terms(query) if use_keyword else [],
+        "vector_candidates": max(params.vector_candidates, limit) if use_vector else 0,
+        "keyword_candidates": max(params.keyword_candidates, limit) if use_keyword else 0,
+        "vector_weight": float(params.vector_weight if mode == "hybrid" else 1.0),
+        "keyword_weight": float(params.keyword_weight if mode == "hybrid" else 1.0),
+        "rrf_k": int(params.rrf_k),
+        "words_per_term": int(params.words_per_term),
+        "exact_scan_max": int(params.exact_scan_max_chunks),
+        "limit": limit,
+    }
+
+
+def _vector_literal(vector: list[float]) -> str:
+    return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
+
+
+def _set_local(cursor, params: SearchParams) -> None:
+    # Values are validated numbers; SET cannot take bind parameters.
+    cursor.execute(
+        f"SET LOCAL hnsw.ef_search = {int(params.ef_search)}; "
+        "SET LOCAL hnsw.iterative_scan = relaxed_order; "
+        f"SET LOCAL pg_trgm.similarity_threshold = {float(params.trgm_threshold)}"
+    )
+
+
+def knowledge_search(
+    *,
+    organization_id: int,
+    property_id: int | None,
+    query: str,
+    limit: int = 5,
+    mode: Mode = "hybrid",
+    params: SearchParams | None = None,
+    embedding: list[float] | None = None,
+    timings: dict[str, float] | None = None,
+) -> list[SearchHit]:
+    """The ``limit`` best chunks for ``query`` that a tenant of ``property_id``
+    (None: organization-wide documents only) in ``organization_id`` may see.
+
+    ``embedding`` lets a caller pass a query vector it already has (evaluation);
+    ``timings``, when given, receives ``embed_ms`` and ``sql_ms``."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, not {mode!r}")
+    if not isinstance(limit, int) or not 1 <= limit <= 50:
+        raise ValueError("limit must be an integer between 1 and 50")
+    query = (query or "").strip()
+    if not query:
+        return []
+    query = query[:MAX_QUERY_CHARS]
+    params = params or SearchParams.from_settings()
+    if params.ef_search < params.vector_candidates:
+        params = SearchParams(**{**params.__dict__, "ef_search": params.vector_candidates})
+
+    started = time.perf_counter()
+    if mode != "keyword" and embedding is None:
+        embedding = embedding_backend().embed_query(query)
+    embedded = time.perf_counter()
+    sql_params = search_sql_params(
+        organization_id=organization_id,
+        property_id=property_id,
+        query=query,
+        limit=limit,
+        mode=mode,
+        params=params,
+        embedding=embedding,
+    )
+    if mode == "keyword" and not sql_params["terms"]:
+        return []
+    with transaction.atomic(), connection.cursor() as cursor:
+        _set_local(cursor, params)
+        cursor.execute(SEARCH_SQL, sql_params)
+        rows = cursor.fetchall()
+    if timings is not None:
+        timings["embed_ms"] = (embedded - started) * 1000
+        timings["sql_ms"] = (time.perf_counter() - embedded) * 1000
+    return [
+        SearchHit(
+            chunk_id=row[0],
+            document_id=row[1],
+            document_title=row[2],
+            heading_path=row[3],
+            text=row[4],
+            score=float(row[5]),
+            vector_rank=row[6],
+            keyword_rank=row[7],
+            vector_distance=None if row[8] is None else float(row[8]),
+            keyword_score=None if row[9] is None else float(row[9]),
+        )
+        for row in rows
+    ]
+
+
+def search_explain(
+    *,
+    organization_id: int,
+    property_id: int | None,
+    query: str,
+    mode: Mode = "hybrid",
+    limit: int = 5,
+    params: SearchParams | None = None,
+    embedding: list[float] | None = None,
+    analyze: bool = True,
+) -> str:
+    """EXPLAIN (ANALYZE) of the search query, to show which index each leg uses."""
+    params = params or SearchParams.from_settings()
+    if mode != "keyword" and embedding is None:
+        embedding = embedding_backend().embed_query(query)
+    sql_params = search_sql_params(
+        organization_id=organization_id,
+        property_id=property_id,
+        query=query,
+        limit=limit,
+        mode=mode,
+        params=params,
+        embedding=embedding,
+    )
+    prefix = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " if analyze else "EXPLAIN (COSTS OFF) "
+    with transaction.atomic(), connection.cursor() as cursor:
+        _set_local(cursor, params)
+        cursor.execute(prefix + SEARCH_SQL, sql_params)
+        return "\n".join(row[0] for row in cursor.fetchall())

@@ -1,0 +1,28 @@
+"""Celery adapters for retrieval: take ids, call one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+from retrieval.embeddings import EmbeddingUnavailable
+from retrieval.services import document_embed, document_pending_requeue
+
+
+@shared_task(
+    name="retrieval.embed_document",
+    queue="embeddings",
+    acks_late=True,
+    autoretry_for=(EmbeddingUnavailable,),
+    retry_backoff=True,
+    retry_backoff_max=300,
+    max_retries=5,
+)
+def embed_document(document_id: int) -> None:
+    document_embed(document_id=document_id)
+
+
+@shared_task(name="retrieval.requeue_pending", queue="default", acks_late=True)
+def requeue_pending() -> int:
+    """Beat: documents whose embedding task was lost are queued again."""
+    return document_pending_requeue(older_than_seconds=settings.EMBEDDING_REQUEUE_AFTER_SECONDS)

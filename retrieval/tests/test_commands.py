@@ -1,0 +1,119 @@
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from retrieval.models import Document
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "rules.md").write_text("# House rules\n\n## Pets\n\nAsk before getting a cat.\n")
+    (tmp_path / "boiler.md").write_text("# Flat boiler\n\n## F22\n\nF22 means low pressure.\n")
+    (tmp_path / "notes.txt").write_text("Plain notes about the bins: Tuesday.\n")
+    (tmp_path / "MANIFEST.json").write_text(
+        json.dumps(
+            [
+                {"file": "rules.md", "title": "House rules", "property_scope": "all"},
+                {"file": "boiler.md", "title": "Boiler guide", "property_scope": "FLAT-1"},
+            ]
+        )
+    )
+    return tmp_path
+
+
+def test_ingest_documents_uses_the_manifest_and_is_idempotent(alice, alice_flat, folder, capsys):
+    call_command(
+        "ingest_documents",
+        str(folder / "rules.md"),
+        str(folder / "boiler.md"),
+        str(folder / "notes.txt"),
+        str(folder / "MANIFEST.json"),
+        "--org",
+        "alice",
+    )
+    out = capsys.readouterr().out
+    assert "3 created, 0 updated, 0 unchanged, 0 failed" in out
+    boiler = Document.objects.get(source="boiler.md")
+    assert boiler.title == "Boiler guide" and boiler.property == alice_flat
+    assert Document.objects.get(source="notes.txt").property is None
+    assert Document.objects.get(source="notes.txt").title == "Notes"
+
+    (folder / "rules.md").write_text("# House rules\n\n## Pets\n\nNo pets without permission.\n")
+    call_command("ingest_documents", str(folder), "--org", "alice")
+    assert "0 created, 1 updated, 2 unchanged, 0 failed" in capsys.readouterr().out
+    assert "No pets" in Document.objects.get(source="rules.md").chunks.get().text
+
+
+def test_property_option_overrides_the_manifest(alice, alice_flat, folder):
+    call_command("ingest_documents", str(folder / "rules.md"), "--org", "alice", "--property", "FLAT-1")
+    assert Document.objects.get().property == alice_flat
+
+
+def test_ingest_documents_refuses_bad_input(alice, folder):
+    with pytest.raises(CommandError, match="no organization"):
+        call_command("ingest_documents", str(folder), "--org", "nobody")
+    with pytest.raises(CommandError, match="no property"):
+        call_command("ingest_documents", str(folder), "--org", "alice", "--property", "NOPE")
+    with pytest.raises(CommandError, match="no such file"):
+        call_command("ingest_documents", str(folder / "missing.md"), "--org", "alice")
+    (folder / "image.png").write_bytes(b"\x89PNG")
+    with pytest.raises(CommandError, match="unsupported file type"):
+        call_command("ingest_documents", str(folder / "image.png"), "--org", "alice")
+    # A manifest property the organization does not have: that file fails, the others go in.
+    with pytest.raises(CommandError, match="1 file"):
+        call_command("ingest_documents", str(folder), "--org", "alice")
+    assert Document.objects.count() == 2
+
+
+def test_search_knowledge_prints_hits_with_ranks(alice, alice_flat, folder, capsys):
+    call_command("ingest_documents", str(folder), "--org", "alice")
+    capsys.readouterr()
+    call_command("search_knowledge", "F22 presure", "--org", "alice", "--property", "FLAT-1", "--json")
+    payload = json.loads(capsys.readouterr().out)
+    first = payload["hits"][0]
+    assert first["document"] == "Boiler guide" and first["heading"] == "Flat boiler > F22"
+    assert first["vector_rank"] == 1 and first["keyword_rank"] == 1
+    call_command("search_knowledge", "cat", "--org", "alice", "--mode", "keyword")
+    assert "House rules > Pets" in capsys.readouterr().out
+
+
+def test_eval_retrieval_measures_the_three_modes_on_a_labelled_set(db, folder, tmp_path, capsys):
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        "\n".join(
+            json.dumps(q)
+            for q in [
+                {
+                    "id": "1",
+                    "query": "F22",
+                    "property": "FLAT-1",
+                    "relevant": [{"file": "boiler.md", "heading": "F22", "grade": 2}],
+                    "kind": "code",
+                },
+                {
+                    "id": "2",
+                    "query": "can I have a cat",
+                    "property": None,
+                    "relevant": [{"file": "rules.md", "heading": "Pets", "grade": 2}],
+                    "kind": "paraphrase",
+                },
+                {"id": "3", "query": "gym opening hours", "property": None, "relevant": [], "kind": "no_answer"},
+            ]
+        )
+    )
+    call_command("eval_retrieval", "--corpus", str(folder), "--queries", str(queries), "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["modes"]) == {"hybrid", "vector", "keyword"}
+    assert report["unanswerable_queries"] == 1
+    hybrid = report["modes"]["hybrid"]["overall"]
+    assert hybrid["queries"] == 2 and hybrid["hit_at_k"] == 1.0 and hybrid["mrr_at_10"] == 1.0
+    # The throwaway organization is rolled back.
+    assert not Document.objects.exists()
+
+
+def test_eval_retrieval_rejects_a_broken_labelled_set(db, folder, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "1", "query": "x"}\n')
+    with pytest.raises(CommandError, match="not a labelled query"):
+        call_command("eval_retrieval", "--corpus", str(folder), "--queries", str(bad))

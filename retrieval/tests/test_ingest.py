@@ -1,0 +1,110 @@
+from unittest import mock
+
+import pytest
+
+from properties.tests.factories import OrganizationFactory, PropertyFactory
+from retrieval.models import Chunk, Document, Term
+from retrieval.services import document_embed, document_ingest
+
+BOILER = """# Boiler
+
+## Pressure
+
+Top up the pressure with the filling loop until the gauge reads 1.5 bar.
+
+## F22
+
+F22 means low water pressure.
+"""
+
+
+def test_ingest_stores_chunks_with_embeddings_and_vocabulary(alice, ingest):
+    document = ingest(organization=alice, content=BOILER, title="Boiler")
+    chunks = list(document.chunks.order_by("position"))
+    assert document.status == Document.Status.READY
+    assert document.embedding_model == "all-MiniLM-L6-v2"
+    assert [c.heading_path for c in chunks] == ["Pressure", "F22"]
+    assert chunks[0].search_text.startswith("Boiler\nPressure\n\n")
+    assert all(c.embedding is not None and len(c.embedding) == 384 for c in chunks)
+    assert all(c.organization_id == alice.pk and c.property_id is None for c in chunks)
+    assert Term.objects.filter(word__in=["f22", "filling", "pressure"]).count() == 3
+
+
+def test_reingesting_unchanged_text_does_nothing(alice, ingest, django_assert_max_num_queries):
+    first = ingest(organization=alice, content=BOILER, title="Boiler")
+    chunk_ids = set(first.chunks.values_list("id", flat=True))
+    with django_assert_max_num_queries(4):
+        again = ingest(organization=alice, content=BOILER.replace("\n", "\r\n"), title="Boiler")
+    assert again.pk == first.pk
+    assert again.updated_at == first.updated_at
+    assert set(again.chunks.values_list("id", flat=True)) == chunk_ids
+
+
+def test_changed_text_replaces_the_chunks(alice, ingest):
+    first = ingest(organization=alice, content=BOILER, title="Boiler")
+    old_ids = set(first.chunks.values_list("id", flat=True))
+    changed = ingest(
+        organization=alice, content=BOILER.replace("1.5 bar", "1.2 bar") + "\n## Bins\n\nTuesday.\n", title="Boiler"
+    )
+    assert changed.pk == first.pk
+    assert Document.objects.count() == 1
+    texts = list(changed.chunks.order_by("position").values_list("text", flat=True))
+    assert any("1.2 bar" in t for t in texts)
+    assert not any("1.5 bar" in t for t in texts)
+    assert texts[-1] == "Tuesday."
+    assert not Chunk.objects.filter(id__in=old_ids).exists()
+
+
+def test_a_new_title_rebuilds_the_search_text(alice, ingest):
+    ingest(organization=alice, content=BOILER, title="Boiler")
+    document = ingest(organization=alice, content=BOILER, title="Vaillant boiler")
+    assert all(c.search_text.startswith("Vaillant boiler\n") for c in document.chunks.all())
+
+
+def test_same_file_for_two_properties_is_two_documents(alice, ingest):
+    flat, house = PropertyFactory(organization=alice), PropertyFactory(organization=alice)
+    ingest(organization=alice, content=BOILER, property=flat)
+    ingest(organization=alice, content=BOILER, property=house)
+    assert Document.objects.count() == 2
+    assert set(Chunk.objects.values_list("property_id", flat=True)) == {flat.pk, house.pk}
+
+
+def test_bad_input_is_refused_clearly(alice):
+    other_property = PropertyFactory(organization=OrganizationFactory())
+    kwargs = {"organization": alice, "title": "T", "source_name": "t.md", "embed_now": True}
+    with pytest.raises(ValueError, match="empty"):
+        document_ingest(**kwargs | {"content": "  \n"})
+    with pytest.raises(ValueError, match="does not belong"):
+        document_ingest(**kwargs | {"content": "text", "property": other_property})
+    with pytest.raises(ValueError, match="title"):
+        document_ingest(**kwargs | {"content": "text", "title": " "})
+    assert not Document.objects.exists()
+
+
+def test_queued_ingest_waits_for_commit_then_queues_the_embedding_task(alice, django_capture_on_commit_callbacks):
+    # Only the broker hand-off is replaced here; the worker test runs the real task.
+    with (
+        mock.patch("retrieval.tasks.embed_document.apply_async") as apply_async,
+        django_capture_on_commit_callbacks(execute=True) as callbacks,
+    ):
+        document = document_ingest(organization=alice, title="Boiler", source_name="b.md", content=BOILER)
+        apply_async.assert_not_called()
+    assert len(callbacks) == 1
+    apply_async.assert_called_once_with(args=[document.pk], queue="embeddings")
+    assert document.status == Document.Status.PENDING
+    assert not document.chunks.exists()
+
+
+def test_embedding_a_document_whose_text_changed_meanwhile_keeps_the_newer_text(alice, ingest):
+    document = ingest(organization=alice, content=BOILER, title="Boiler")
+    Document.objects.filter(pk=document.pk).update(
+        text="## New\n\nBrand new text.\n", checksum="x" * 64, status="pending"
+    )
+    document_embed(document_id=document.pk)
+    document.refresh_from_db()
+    assert document.status == Document.Status.READY
+    assert list(document.chunks.values_list("text", flat=True)) == ["Brand new text."]
+
+
+def test_embedding_a_deleted_document_is_a_no_op(db):
+    assert document_embed(document_id=987654) is None

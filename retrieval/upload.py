@@ -1,0 +1,106 @@
+"""A landlord uploads a knowledge document (admin or API), or asks for one to be
+ingested again. Both go through ``retrieval.services.document_ingest``, which
+stores the text and queues its chunking and embedding (task
+``retrieval.embed_document``, queue ``embeddings``) after commit; the original
+file is kept on the Document for reference."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import PurePath
+
+from django.conf import settings
+from django.core.files.base import ContentFile
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+
+from properties.models import Organization, Property
+from retrieval.models import Document
+from retrieval.services import document_embed_queue, document_ingest
+
+logger = logging.getLogger(__name__)
+
+TEXT_SUFFIXES = {".txt", ".md", ".markdown", ".text", ".rst", ""}
+
+
+class DocumentUploadError(ValueError):
+    """The upload cannot be ingested; the message says why, for the user."""
+
+
+def document_text_read(*, uploaded_file: UploadedFile) -> str:
+    """The file's text, or DocumentUploadError for a file we cannot read as text."""
+    limit = settings.DOCUMENT_UPLOAD_MAX_BYTES
+    if uploaded_file.size is not None and uploaded_file.size > limit:
+        raise DocumentUploadError(f"The file is larger than {limit // 1024} KB.")
+    suffix = PurePath(uploaded_file.name or "").suffix.lower()
+    if suffix not in TEXT_SUFFIXES:
+        raise DocumentUploadError(
+            f"{suffix} files are not supported: upload plain text or Markdown (.txt, .md), UTF-8 encoded."
+        )
+    raw = uploaded_file.read(limit + 1)
+    if len(raw) > limit:
+        raise DocumentUploadError(f"The file is larger than {limit // 1024} KB.")
+    if b"\x00" in raw:
+        raise DocumentUploadError("The file is binary, not text: upload plain text or Markdown, UTF-8 encoded.")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise DocumentUploadError(f"The file is not UTF-8 text (byte {error.start} is not valid UTF-8).") from None
+    if not text.strip():
+        raise DocumentUploadError("The file is empty.")
+    return text
+
+
+def document_upload(
+    *,
+    organization: Organization,
+    uploaded_file: UploadedFile,
+    property: Property | None = None,
+    title: str = "",
+) -> Document:
+    """Ingest ``uploaded_file`` as a knowledge document of ``organization``
+    (optionally one ``property``). Uploading the same file name again replaces
+    that document's text (the ingest keys documents by source name)."""
+    if property is not None and property.organization_id != organization.pk:
+        raise DocumentUploadError("The property belongs to another organization.")
+    text = document_text_read(uploaded_file=uploaded_file)
+    source_name = PurePath(uploaded_file.name or "upload.txt").name
+    title = (title or "").strip() or PurePath(source_name).stem.replace("_", " ").replace("-", " ").strip()
+    try:
+        document = document_ingest(
+            organization=organization, property=property, title=title[:300], source_name=source_name, content=text
+        )
+    except ValueError as error:  # the ingest's own checks (empty, NUL bytes, property scope)
+        raise DocumentUploadError(str(error)) from None
+    stored = document.file.storage.save(
+        document.file.field.generate_filename(document, source_name), ContentFile(text.encode("utf-8"))
+    )
+    Document.objects.filter(pk=document.pk).update(file=stored)
+    document.file.name = stored
+    logger.info("document %s uploaded for organization %s (%s chars)", document.pk, organization.pk, len(text))
+    return document
+
+
+def document_reingest(*, document: Document) -> Document:
+    """Chunk and embed the stored text again (after a failure, or a change of
+    chunker or embedding model). The ingest redoes a failed document or one
+    embedded with another model by itself; a ready, unchanged one is put back
+    to pending and queued, so its chunks are rebuilt too."""
+    if not document.text.strip():
+        raise DocumentUploadError(f"{document.title}: there is no stored text to ingest.")
+    with transaction.atomic():
+        try:
+            result = document_ingest(
+                organization=document.organization,
+                property=document.property,
+                title=document.title,
+                source_name=document.source,
+                content=document.text,
+            )
+        except ValueError as error:
+            raise DocumentUploadError(str(error)) from None
+        if result.status == Document.Status.READY:
+            Document.objects.filter(pk=result.pk).update(status=Document.Status.PENDING)
+            result.status = Document.Status.PENDING
+            document_embed_queue(document=result)
+    return result
