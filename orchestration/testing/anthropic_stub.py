@@ -12,8 +12,10 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from conversations.testing.stub_server import LocalStubServer
 
 
 def tool_use_response(
@@ -113,23 +115,8 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
 
-class AnthropicStubServer:
+class AnthropicStubServer(LocalStubServer):
+    handler = _Handler
+
     def __init__(self) -> None:
-        self.stub = AnthropicStub()
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
-        self.httpd.stub = self.stub
-        self.httpd.daemon_threads = True
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> AnthropicStubServer:
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+        super().__init__(AnthropicStub())

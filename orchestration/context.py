@@ -1,0 +1,124 @@
+"""What the model is told at the start of a turn: read from PostgreSQL in one
+short transaction, rendered as the first user message."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from conversations.models import Conversation, GatheringState, Media, Message
+from orchestration.gating import Snapshot
+from orchestration.services import tenancies_current
+from properties.models import Issue
+
+
+@dataclass
+class TurnContext:
+    conversation: Conversation
+    new_messages: list[Message]
+    history: list[Message]
+    open_issues: list[Issue]
+    tenant_properties: list  # Property objects of current tenancies
+    snapshot: Snapshot
+    notes: list[str] = field(default_factory=list)
+    # The states before this turn's automatic steps (phone lookup, stale restart), for the trace.
+    identity_at_start: str = ""
+    gathering_at_start: str = ""
+
+    @property
+    def latest_text(self) -> str:
+        return "\n".join(m.body for m in self.new_messages if m.body).strip()
+
+
+def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> TurnContext:
+    new_messages = list(
+        Message.objects.filter(pk__in=message_ids).prefetch_related("media").order_by("created_at", "id")
+    )
+    first_new = new_messages[0].created_at if new_messages else timezone.now()
+    history = list(
+        Message.objects.filter(conversation=conversation, created_at__lt=first_new)
+        .exclude(pk__in=message_ids)
+        .order_by("-created_at", "-id")[: settings.TURN_HISTORY_MESSAGES]
+    )[::-1]
+    tenant_properties = (
+        [t.property for t in tenancies_current(tenant=conversation.tenant)] if conversation.tenant_id else []
+    )
+    scope = conversation.property or (tenant_properties[0] if len(tenant_properties) == 1 else None)
+    open_issues = (
+        list(Issue.objects.filter(property=scope, status__in=Issue.OPEN_STATUSES).order_by("-created_at")[:10])
+        if scope
+        else []
+    )
+    since = conversation.gathering_started_at or (timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS))
+    photo_received = Media.objects.filter(
+        message__conversation=conversation, message__created_at__gte=since, content_type__startswith="image/"
+    ).exists() or any(m.content_type.startswith("image/") for msg in new_messages for m in msg.media.all())
+    snapshot = Snapshot(
+        identity=conversation.identity_status,
+        gathering=conversation.gathering_state,
+        emergency=bool(conversation.emergency_category),
+        photo_received=photo_received,
+        property_codes=tuple(p.code for p in tenant_properties),
+        candidate_code=conversation.candidate_property.code if conversation.candidate_property_id else "",
+    )
+    return TurnContext(
+        conversation=conversation,
+        new_messages=new_messages,
+        history=history,
+        open_issues=open_issues,
+        tenant_properties=tenant_properties,
+        snapshot=snapshot,
+    )
+
+
+def _stamp(message: Message) -> str:
+    who = {"tenant": "Tenant", "assistant": "You", "landlord": "Agency staff", "system": "System"}[message.author]
+    media = (
+        f" [sent {len(message.media.all())} photo(s)]" if message.direction == "inbound" and message.media.all() else ""
+    )
+    return f"[{message.created_at:%Y-%m-%d %H:%M}] {who}: {message.body or ''}{media}"
+
+
+def turn_context_render(context: TurnContext) -> str:
+    c = context.conversation
+    s = context.snapshot
+    lines = [
+        f"Now: {timezone.now():%Y-%m-%d %H:%M} UTC. Agency: {c.organization.name} (country {c.organization.country}).",
+        f"Tenant phone: {c.phone}. Tenant: {c.tenant.name if c.tenant_id else 'not on our records'}.",
+        f"identity_status: {s.identity}",
+        f"gathering_state: {s.gathering}",
+        f"Property: {c.property.code + ' - ' + c.property.address if c.property_id else 'not confirmed'}",
+    ]
+    if s.candidate_code:
+        lines.append(
+            "Candidate property awaiting the tenant's confirmation: "
+            f"{s.candidate_code} - {c.candidate_property.address}"
+        )
+    if len(context.tenant_properties) > 1 and not c.property_id:
+        lines.append(
+            "The tenant rents several properties; ask which one: "
+            + "; ".join(f"{p.code} - {p.address}" for p in context.tenant_properties)
+        )
+    if s.emergency:
+        lines.append(f"EMERGENCY reported ({c.emergency_category}): safety instructions were sent; no photo needed.")
+    lines.append(f"Photo received for this report: {'yes' if s.photo_received else 'no'}")
+    if context.open_issues:
+        lines.append("Open issues at this property:")
+        lines += [f"- {i.reference} ({i.created_at:%Y-%m-%d}): {i.title} - {i.location}" for i in context.open_issues]
+    lines += context.notes
+    if context.history:
+        lines.append("Conversation so far:")
+        lines += [_stamp(m) for m in context.history]
+    lines.append("New message(s) from the tenant:")
+    lines += [_stamp(m) for m in context.new_messages]
+    return "\n".join(lines)
+
+
+def gathering_is_stale(conversation: Conversation) -> bool:
+    if conversation.gathering_state not in (GatheringState.GATHERING_DETAILS, GatheringState.AWAITING_PHOTO):
+        return False
+    last = conversation.last_turn_at or conversation.gathering_started_at
+    return last is not None and timezone.now() - last > timedelta(hours=settings.GATHERING_STALE_HOURS)

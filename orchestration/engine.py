@@ -1,0 +1,293 @@
+"""The turn engine: one model turn for a conversation's new messages.
+
+    read (short transaction) -> call the model (no lock held) -> re-lock,
+    check nothing moved -> apply the tool, queue the reply, write the Turn
+    trace and mark the messages processed (one transaction)
+
+The model acts only through tools; ``gating`` decides what is allowed in the
+current ``identity_status`` and ``gathering_state``. A call that is not
+allowed is answered with an ``is_error`` tool result and the model gets at
+most ``TURN_MAX_RETRIES`` more tries; then, as when Claude is unavailable, the
+tenant gets a safe fallback reply and the conversation is escalated.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from conversations.models import Conversation, GatheringState, IdentityStatus, Message
+from conversations.outbound import outbound_text_queue
+from orchestration import scripted, services
+from orchestration.context import TurnContext, gathering_is_stale, turn_context_load, turn_context_render
+from orchestration.gating import rejection
+from orchestration.handlers import Applied, tool_apply
+from orchestration.knowledge import knowledge_lookup
+from orchestration.llm import LLMError, LLMResponse, ToolCall, llm_complete
+from orchestration.models import Turn
+from orchestration.prompt import PROMPT_VERSION, SYSTEM_PROMPT
+from orchestration.tool_definitions import TOOL_NAMES, TOOLS, tool_input_errors
+
+logger = logging.getLogger(__name__)
+
+SYSTEM = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
+TOOL_CHOICE = {"type": "any", "disable_parallel_tool_use": True}
+MAX_SEARCHES = 2
+
+
+class StateMoved(Exception):
+    """The conversation changed while the model was thinking; run the turn again."""
+
+
+@dataclass
+class Decision:
+    call: ToolCall | None = None
+    model: str = ""
+    trace: list[dict] = field(default_factory=list)
+    retrieval_hits: list[dict] = field(default_factory=list)
+    rejections: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: Decimal = Decimal(0)
+    model_ms: int = 0
+    retrieval_ms: int = 0
+    error: str = ""
+
+    def add_usage(self, response: LLMResponse) -> None:
+        self.model = response.model
+        self.input_tokens += response.input_tokens
+        self.output_tokens += response.output_tokens
+        self.cache_read_tokens += response.cache_read_tokens
+        self.cache_write_tokens += response.cache_write_tokens
+        self.cost_usd += response.cost_usd
+        self.model_ms += response.latency_ms
+
+
+def llm_enabled(conversation: Conversation) -> bool:
+    override = conversation.organization.llm_orchestration_enabled
+    return settings.USE_LLM_ORCHESTRATION if override is None else override
+
+
+def model_for(context: TurnContext) -> str:
+    """The ADR's routing: the small model for gathering turns in which
+    create_issue is not available yet, the large one for first turns and
+    whenever an issue may be created."""
+    s = context.snapshot
+    can_create = s.identity in (IdentityStatus.CONFIRMED, IdentityStatus.ACTIVE)
+    if s.gathering in (GatheringState.GATHERING_DETAILS, GatheringState.AWAITING_PHOTO) and not can_create:
+        return settings.LLM_MODEL_SMALL
+    return settings.LLM_MODEL_LARGE
+
+
+def turn_run(*, conversation_id: int, message_ids: list[int]) -> Turn | None:
+    """Handle ``message_ids`` (a conversation's unprocessed inbound messages, in
+    order) in one turn. Returns None when another worker handled them first or
+    the conversation changed underneath (the pipeline then runs again)."""
+    started = time.monotonic()
+    with transaction.atomic():
+        conversation = _lock(conversation_id)
+        if _any_processed(message_ids):
+            return None
+        if conversation.bot_paused:
+            return _finish_silently(conversation, message_ids, outcome="paused", started=started)
+        if not llm_enabled(conversation):
+            return _flag_off(conversation, message_ids, started=started)
+        at_start = (conversation.identity_status, conversation.gathering_state)
+        if conversation.identity_status == IdentityStatus.UNIDENTIFIED and conversation.tenant_id is None:
+            services.conversation_identify_by_phone(conversation=conversation)
+        notes = []
+        if gathering_is_stale(conversation):
+            services.gathering_restart(conversation=conversation)
+            notes.append("The tenant's previous report was left unfinished long ago; treat this as a fresh start.")
+        context = turn_context_load(conversation=conversation, message_ids=message_ids)
+        context.notes = notes
+        context.identity_at_start, context.gathering_at_start = at_start
+
+    decision = _decide(context)
+
+    try:
+        with transaction.atomic():
+            conversation = _lock(conversation_id)
+            if _any_processed(message_ids):
+                logger.info("turn for conversation %s discarded: messages handled by another worker", conversation_id)
+                return None
+            if conversation.bot_paused:
+                return _finish_silently(conversation, message_ids, outcome="paused", started=started)
+            if (conversation.identity_status, conversation.gathering_state) != (
+                context.snapshot.identity,
+                context.snapshot.gathering,
+            ):
+                raise StateMoved
+            return _apply(conversation, context, decision, message_ids, started)
+    except StateMoved:
+        logger.info("conversation %s changed during the model call; the turn will run again", conversation_id)
+        return None
+
+
+def _lock(conversation_id: int) -> Conversation:
+    # Lock first, then read with the joins: a locking query that waited for
+    # another turn re-reads the locked row but not the rows it joined.
+    list(Conversation.objects.select_for_update().filter(pk=conversation_id).values_list("pk"))
+    return Conversation.objects.select_related("organization", "tenant", "property", "candidate_property").get(
+        pk=conversation_id
+    )
+
+
+def _any_processed(message_ids: list[int]) -> bool:
+    return Message.objects.filter(pk__in=message_ids, processed_at__isnull=False).exists()
+
+
+def _decide(context: TurnContext) -> Decision:
+    decision = Decision()
+    messages: list[dict] = [{"role": "user", "content": turn_context_render(context)}]
+    model = model_for(context)
+    searches = 0
+    token = scripted.current_phone.set(context.conversation.phone)
+    try:
+        for _ in range(settings.TURN_MAX_RETRIES + 1 + MAX_SEARCHES):
+            response = llm_complete(model=model, system=SYSTEM, messages=messages, tools=TOOLS, tool_choice=TOOL_CHOICE)
+            decision.add_usage(response)
+            if not response.tool_calls:
+                reason, call = "Reply by calling exactly one tool.", None
+            else:
+                call = response.tool_calls[0]
+                reason = "; ".join(tool_input_errors(call.name, call.input)) or rejection(
+                    call.name, call.input, context.snapshot
+                )
+            entry = {"name": call.name if call else None, "input": call.input if call else {}, "model": response.model}
+            decision.trace.append(entry)
+            if call and call.name == "search_documents" and not reason:
+                if searches >= MAX_SEARCHES:
+                    reason = "You have already searched; answer with respond now."
+                else:
+                    searches += 1
+                    text, hits, elapsed = knowledge_lookup(conversation=context.conversation, query=call.input["query"])
+                    decision.retrieval_hits += hits
+                    decision.retrieval_ms += elapsed
+                    entry["result"] = f"{len(hits)} passages"
+                    messages += _follow_up(response, call, text, is_error=False)
+                    continue
+            if reason:
+                decision.rejections += 1
+                entry.update(is_error=True, rejection=reason)
+                if decision.rejections > settings.TURN_MAX_RETRIES:
+                    decision.error = f"gave up after {decision.rejections} rejected calls"
+                    return decision
+                messages += _follow_up(response, call, reason, is_error=True)
+                continue
+            decision.call = call
+            return decision
+        decision.error = "no usable tool call"
+    except LLMError as exc:
+        decision.error = f"{type(exc).__name__}: {exc}"
+        logger.warning("model unavailable for conversation %s: %s", context.conversation.pk, exc)
+    finally:
+        scripted.current_phone.reset(token)
+    return decision
+
+
+def _follow_up(response: LLMResponse, call: ToolCall | None, text: str, *, is_error: bool) -> list[dict]:
+    assistant = {"role": "assistant", "content": response.content or [{"type": "text", "text": response.text or "…"}]}
+    if call is None:
+        return [assistant, {"role": "user", "content": text}]
+    result = {"type": "tool_result", "tool_use_id": call.id, "content": text}
+    if is_error:
+        result["is_error"] = True
+    return [assistant, {"role": "user", "content": [result]}]
+
+
+def _apply(conversation, context, decision: Decision, message_ids, started) -> Turn:
+    if decision.call is not None:
+        applied = tool_apply(conversation=conversation, name=decision.call.name, tool_input=decision.call.input)
+        decision.trace[-1]["result"] = applied.result
+        outcome = "tool"
+    else:
+        applied = _fallback(conversation, decision.error)
+        outcome = "fallback"
+    outbound_text_queue(conversation=conversation, body=applied.reply, author=Message.Author.ASSISTANT, purpose="reply")
+    return _record(
+        conversation,
+        message_ids,
+        outcome=outcome,
+        started=started,
+        decision=decision,
+        identity_before=context.identity_at_start,
+        gathering_before=context.gathering_at_start,
+    )
+
+
+def _fallback(conversation: Conversation, error: str) -> Applied:
+    services.conversation_escalate(conversation=conversation, reason=f"assistant unavailable: {error}"[:2000])
+    reply = (
+        "Sorry, I'm having trouble answering right now. I've passed your message to "
+        f"{conversation.organization.name} and someone will get back to you here. "
+        "If anyone is in danger, call the emergency services."
+    )
+    return Applied(reply=reply, result="fallback")
+
+
+def _flag_off(conversation: Conversation, message_ids, *, started) -> Turn:
+    """Without the assistant: acknowledge once and put the conversation in the
+    landlord's inbox; later messages wait there silently."""
+    if conversation.escalated_at is None:
+        services.conversation_escalate(conversation=conversation, reason="assistant switched off for this organization")
+        outbound_text_queue(
+            conversation=conversation,
+            body=f"Thanks for your message. It has been passed to {conversation.organization.name}, "
+            "who will reply here as soon as they can.",
+            author=Message.Author.ASSISTANT,
+            purpose="reply",
+        )
+    return _finish_silently(conversation, message_ids, outcome="flag_off", started=started)
+
+
+def _finish_silently(conversation, message_ids, *, outcome: str, started) -> Turn:
+    return _record(
+        conversation,
+        message_ids,
+        outcome=outcome,
+        started=started,
+        decision=Decision(),
+        identity_before=conversation.identity_status,
+        gathering_before=conversation.gathering_state,
+    )
+
+
+def _record(conversation, message_ids, *, outcome, started, decision: Decision, identity_before, gathering_before):
+    now = timezone.now()
+    Message.objects.filter(pk__in=message_ids).update(processed_at=now, status=Message.Status.PROCESSED)
+    conversation.last_turn_at = now
+    conversation.save(update_fields=["last_turn_at", "updated_at"])
+    return Turn.objects.create(
+        conversation=conversation,
+        message_ids=message_ids,
+        backend=settings.LLM_BACKEND if decision.trace else "",
+        model=decision.model,
+        prompt_version=PROMPT_VERSION,
+        tools_offered=TOOL_NAMES if decision.trace else [],
+        tool_calls=decision.trace,
+        gating_rejections=decision.rejections,
+        retrieval_hits=decision.retrieval_hits,
+        identity_before=identity_before,
+        identity_after=conversation.identity_status,
+        gathering_before=gathering_before,
+        gathering_after=conversation.gathering_state,
+        latency_total_ms=int((time.monotonic() - started) * 1000),
+        latency_model_ms=decision.model_ms or None,
+        latency_retrieval_ms=decision.retrieval_ms or None,
+        input_tokens=decision.input_tokens,
+        output_tokens=decision.output_tokens,
+        cache_read_tokens=decision.cache_read_tokens,
+        cache_write_tokens=decision.cache_write_tokens,
+        cost_usd=decision.cost_usd,
+        outcome=outcome,
+        error=decision.error,
+    )

@@ -1,0 +1,115 @@
+"""What the model may do now, and where each tool moves the two states.
+
+``TRANSITIONS`` is the one table of allowed moves: for each tool, the
+gathering states it may be called in and the state it leads to. Identity moves
+are in ``IDENTITY_TRANSITIONS``. Handlers apply these; tests walk them. A call
+that is not allowed gets a rejection the model reads as an ``is_error`` tool
+result, saying what to do instead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from conversations.models import GatheringState as G
+from conversations.models import IdentityStatus as I
+
+# tool -> {gathering state it may be called in: gathering state after}
+TRANSITIONS: dict[str, dict[str, str]] = {
+    "ask_for_details": {
+        G.IDLE: G.GATHERING_DETAILS,
+        G.GATHERING_DETAILS: G.GATHERING_DETAILS,
+        G.AWAITING_PHOTO: G.GATHERING_DETAILS,
+        G.ISSUE_CREATED: G.GATHERING_DETAILS,
+    },
+    "ask_for_photo": {G.GATHERING_DETAILS: G.AWAITING_PHOTO, G.AWAITING_PHOTO: G.AWAITING_PHOTO},
+    "create_issue": {
+        G.IDLE: G.ISSUE_CREATED,
+        G.GATHERING_DETAILS: G.ISSUE_CREATED,
+        G.AWAITING_PHOTO: G.ISSUE_CREATED,
+        G.ISSUE_CREATED: G.ISSUE_CREATED,
+    },
+    **{tool: {state: state for state in G.values} for tool in ("respond", "escalate", "search_documents")},
+    **{tool: {state: state for state in G.values} for tool in ("find_property", "confirm_property")},
+}
+
+# (tool, outcome) -> {identity before: identity after}; outcomes other than
+# "ok" come from the handler (a property found or not, confirmed or not).
+IDENTITY_TRANSITIONS: dict[tuple[str, str], dict[str, str]] = {
+    ("find_property", "match"): {I.UNIDENTIFIED: I.IDENTIFIED, I.IDENTIFIED: I.IDENTIFIED},
+    ("find_property", "no_match"): {I.UNIDENTIFIED: I.UNIDENTIFIED, I.IDENTIFIED: I.UNIDENTIFIED},
+    ("confirm_property", "confirmed"): {I.IDENTIFIED: I.CONFIRMED},
+    ("confirm_property", "rejected"): {I.IDENTIFIED: I.UNIDENTIFIED},
+    ("create_issue", "ok"): {I.CONFIRMED: I.ACTIVE, I.ACTIVE: I.ACTIVE},
+    # Before any turn, from the phone number alone (no model involved).
+    ("phone_lookup", "one_tenancy"): {I.UNIDENTIFIED: I.CONFIRMED},
+    ("phone_lookup", "several_tenancies"): {I.UNIDENTIFIED: I.IDENTIFIED},
+}
+
+IDENTITY_FOR_TOOL: dict[str, set[str]] = {
+    "find_property": {I.UNIDENTIFIED, I.IDENTIFIED},
+    "confirm_property": {I.IDENTIFIED},
+    "create_issue": {I.CONFIRMED, I.ACTIVE},
+}
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What gating needs to know about the conversation at the start of a turn."""
+
+    identity: str
+    gathering: str
+    emergency: bool = False
+    photo_received: bool = False  # a photo arrived since this report started
+    property_codes: tuple[str, ...] = ()  # the tenant's current tenancies
+    candidate_code: str = ""
+    extra: dict = field(default_factory=dict)
+
+
+def gathering_after(tool: str, gathering: str) -> str:
+    return TRANSITIONS[tool][gathering]
+
+
+def identity_after(tool: str, outcome: str, identity: str) -> str:
+    return IDENTITY_TRANSITIONS.get((tool, outcome), {}).get(identity, identity)
+
+
+def rejection(tool: str, tool_input: dict, snapshot: Snapshot) -> str | None:
+    """None when the call is allowed now, else why not and what to do instead."""
+    allowed_identity = IDENTITY_FOR_TOOL.get(tool)
+    if allowed_identity and snapshot.identity not in allowed_identity:
+        if tool == "create_issue":
+            return (
+                f"create_issue is not allowed: identity_status is {snapshot.identity}. Confirm which property the "
+                "tenant lives in first (find_property / confirm_property), or ask for the address with respond."
+            )
+        return f"{tool} is not allowed while identity_status is {snapshot.identity}."
+    if tool == "ask_for_photo" and snapshot.emergency:
+        return "This is an emergency: do not ask for a photo; create the issue now with urgency emergency."
+    if snapshot.gathering not in TRANSITIONS[tool]:
+        if tool == "ask_for_photo":
+            return "ask_for_photo is too early: find out what the problem is and where it is first (ask_for_details)."
+        return f"{tool} is not allowed while gathering_state is {snapshot.gathering}."
+    if tool == "create_issue":
+        return _create_issue_rejection(tool_input, snapshot)
+    if tool == "confirm_property" and tool_input.get("confirmed"):
+        code = tool_input.get("property_code") or snapshot.candidate_code
+        if not code:
+            return "Say which property: property_code must be one of the tenant's properties in the context."
+        if code not in snapshot.property_codes and code != snapshot.candidate_code:
+            return f"{code!r} is not one of this tenant's properties; use a code from the context."
+    return None
+
+
+def _create_issue_rejection(tool_input: dict, snapshot: Snapshot) -> str | None:
+    photo = tool_input.get("photo")
+    emergency = snapshot.emergency or tool_input.get("urgency") == "emergency"
+    if photo == "provided" and not snapshot.photo_received:
+        return "photo='provided' but no photo has arrived. Ask for one (ask_for_photo) or wait for it."
+    if photo == "declined" and snapshot.gathering != G.AWAITING_PHOTO:
+        return "photo='declined' needs the tenant to have been asked for a photo first (ask_for_photo)."
+    if photo == "not_needed" and not emergency:
+        return "photo='not_needed' is only for emergencies; otherwise ask for a photo (ask_for_photo)."
+    if snapshot.gathering == G.IDLE and not (emergency or snapshot.photo_received):
+        return "Too early to create an issue: ask for the details first (ask_for_details)."
+    return None

@@ -1,0 +1,143 @@
+"""One handler per tool: apply an allowed call's side effects through the
+services, move the states along the table in ``gating``, and return the text
+the tenant reads. Called inside the transaction that holds the conversation
+row lock."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from conversations.models import Conversation, GatheringState
+from orchestration import services
+from orchestration.emergencies.alerts import emergency_alert_raise, safety_message_for
+from orchestration.gating import gathering_after, identity_after
+from properties.models import Issue
+
+
+@dataclass
+class Applied:
+    reply: str
+    result: str  # what the trace records as the tool's result
+    issue: Issue | None = None
+
+
+def tool_apply(*, conversation: Conversation, name: str, tool_input: dict) -> Applied:
+    before = conversation.gathering_state
+    applied, outcome = HANDLERS[name](conversation, tool_input)
+    conversation.identity_status = identity_after(name, outcome, conversation.identity_status)
+    conversation.gathering_state = gathering_after(name, before)
+    if conversation.gathering_state == GatheringState.GATHERING_DETAILS and before in (
+        GatheringState.IDLE,
+        GatheringState.ISSUE_CREATED,
+    ):
+        conversation.gathering_started_at = timezone.now()
+    conversation.save(update_fields=["identity_status", "gathering_state", "gathering_started_at", "updated_at"])
+    return applied
+
+
+def _ask_for_details(conversation, tool_input):
+    return Applied(reply=tool_input["question"], result="question sent"), "ok"
+
+
+def _ask_for_photo(conversation, tool_input):
+    return Applied(reply=tool_input["message"], result="photo requested"), "ok"
+
+
+def _respond(conversation, tool_input):
+    return Applied(reply=tool_input["message"], result="sent"), "ok"
+
+
+def _escalate(conversation, tool_input):
+    services.conversation_escalate(conversation=conversation, reason=tool_input["reason"])
+    return Applied(reply=tool_input["message"], result="escalated to the landlord"), "ok"
+
+
+def _find_property(conversation, tool_input):
+    match = services.conversation_property_propose(conversation=conversation, address=tool_input["address"])
+    if match is None:
+        reply = (
+            "Sorry, I couldn't find that address among the homes we manage. "
+            "Could you send the full address or postcode?"
+        )
+        return Applied(reply=reply, result="no property matched"), "no_match"
+    reply = f"Thanks! Is your home {match.address}, {match.postcode}? Please reply yes or no."
+    return Applied(reply=reply, result=f"candidate {match.code}"), "match"
+
+
+def _confirm_property(conversation, tool_input):
+    if not tool_input["confirmed"]:
+        services.conversation_property_reject(conversation=conversation)
+        reply = "No problem. What is your address or postcode?"
+        return Applied(reply=reply, result="candidate rejected"), "rejected"
+    prop = services.conversation_property_confirm(
+        conversation=conversation, property_code=tool_input.get("property_code", "")
+    )
+    reply = f"Thanks, that's {prop.address}. What can I help you with?"
+    return Applied(reply=reply, result=f"property {prop.code} confirmed"), "confirmed"
+
+
+def _create_issue(conversation, tool_input):
+    urgency = "emergency" if conversation.emergency_category else tool_input["urgency"]
+    issue, created = services.issue_create(
+        conversation=conversation,
+        title=tool_input["title"],
+        description=tool_input["description"],
+        category=tool_input["category"],
+        urgency=urgency,
+        location=tool_input["location"],
+        photo=tool_input["photo"],
+    )
+    safety = _emergency_alert_ensure(conversation, issue) if urgency == "emergency" else ""
+    conversation.emergency_category = ""
+    conversation.save(update_fields=["emergency_category", "updated_at"])
+    if created:
+        reply = tool_input["message"]
+        if issue.reference not in reply:
+            reply = f"{reply}\nYour reference is {issue.reference}."
+        if safety:
+            reply = f"{safety}\n\n{reply}"
+        return Applied(reply=reply, result=f"issue {issue.reference} created", issue=issue), "ok"
+    reply = (
+        f"This sounds like the issue you already reported ({issue.reference}: {issue.title}). "
+        "I've added your new details to it."
+    )
+    return Applied(reply=reply, result=f"added to open issue {issue.reference}", issue=issue), "ok"
+
+
+def _emergency_alert_ensure(conversation, issue) -> str:
+    """An emergency the keyword rules missed still alerts the landlord, and the
+    tenant gets the safety advice the keyword path would have sent. Returns
+    that advice ("" when the keyword path already sent it)."""
+    since = timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
+    if conversation.emergency_alerts.filter(created_at__gte=since).exists():
+        return ""
+    category = _emergency_category_for(issue.category)
+    emergency_alert_raise(conversation=conversation, message=None, category=category, matched_rules=[], source="model")
+    return safety_message_for(organization=conversation.organization, category=category)
+
+
+def _emergency_category_for(issue_category: str) -> str:
+    return {
+        "gas": "gas",
+        "plumbing": "flooding",
+        "electrical": "electrical",
+        "safety": "fire_smoke",
+        "security": "security",
+        "structural": "structural",
+        "heating": "no_heat_vulnerable",
+    }.get(issue_category, "structural")
+
+
+HANDLERS = {
+    "ask_for_details": _ask_for_details,
+    "ask_for_photo": _ask_for_photo,
+    "respond": _respond,
+    "escalate": _escalate,
+    "find_property": _find_property,
+    "confirm_property": _confirm_property,
+    "create_issue": _create_issue,
+}

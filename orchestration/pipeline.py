@@ -1,0 +1,70 @@
+"""From a stored inbound message to a turn, in order, once.
+
+Every inbound message queues its own ``inbound.process`` task, but only the
+task of a conversation's newest unprocessed message does the work: it waits
+until that message is ``INBOUND_COALESCE_SECONDS`` old (so a burst of messages
+becomes one turn), then hands all the conversation's unprocessed messages, in
+arrival order, to the turn engine. The conversation row lock in PostgreSQL
+serialises this across any number of workers and machines; the engine marks
+the messages processed in the transaction that applies the turn and discards
+a result whose messages another worker handled first.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from conversations.models import Conversation, Message
+
+logger = logging.getLogger(__name__)
+
+MAX_ROUNDS = 3
+
+
+def inbound_process(*, message_id: int) -> float | None:
+    """Handle the backlog ``message_id`` belongs to. Returns the seconds to wait
+    before calling again when the burst may not be over, else None."""
+    from orchestration.engine import turn_run
+
+    row = Message.objects.filter(pk=message_id, direction=Message.Direction.INBOUND).values(
+        "conversation_id", "processed_at"
+    )
+    message = row.first()
+    if message is None or message["processed_at"] or message["conversation_id"] is None:
+        return None
+    conversation_id = message["conversation_id"]
+    for _ in range(MAX_ROUNDS):
+        pending = _pending(conversation_id)
+        ids = [pk for pk, _ in pending]
+        if message_id not in ids:
+            return None  # handled meanwhile
+        if ids[-1] != message_id:
+            return None  # a newer message's task will handle the whole burst
+        wait = settings.INBOUND_COALESCE_SECONDS - (timezone.now() - pending[-1][1]).total_seconds()
+        if wait > 0:
+            return wait
+        turn_run(conversation_id=conversation_id, message_ids=ids)
+        # If another worker won the race for some of these messages the engine
+        # discarded this result; go round again for whatever is left.
+        if not Message.objects.filter(pk__in=ids, processed_at__isnull=True).exists():
+            return None
+    logger.warning("conversation %s still has unprocessed messages after %d rounds", conversation_id, MAX_ROUNDS)
+    return None
+
+
+def _pending(conversation_id: int) -> list[tuple[int, object]]:
+    with transaction.atomic():
+        # Waits for a turn that is being applied right now, so we never read
+        # half of its effects.
+        list(Conversation.objects.select_for_update().filter(pk=conversation_id).values_list("pk"))
+        return list(
+            Message.objects.filter(
+                conversation_id=conversation_id, direction=Message.Direction.INBOUND, processed_at__isnull=True
+            )
+            .order_by("created_at", "id")
+            .values_list("id", "created_at")
+        )

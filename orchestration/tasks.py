@@ -1,0 +1,42 @@
+"""Celery adapters for the turn engine: take ids, call one service."""
+
+from __future__ import annotations
+
+from celery import shared_task
+from django.conf import settings
+
+from conversations.tasks_queue import queue_task
+from orchestration.emergencies.alerts import emergency_notify_email
+from orchestration.emergencies.sweeper import emergency_sweep
+from orchestration.emergencies.validation import emergency_validate, emergency_validation_failed
+from orchestration.llm import LLMError
+from orchestration.pipeline import inbound_process
+
+
+@shared_task(name="inbound.process", queue="inbound", acks_late=True)
+def process_inbound(message_id: int) -> None:
+    wait = inbound_process(message_id=message_id)
+    if wait:
+        queue_task("inbound.process", [message_id], queue="inbound", countdown=wait)
+
+
+@shared_task(name="emergency.validate", queue="llm", acks_late=True, bind=True)
+def validate_emergency(self, alert_id: int) -> None:
+    try:
+        emergency_validate(alert_id=alert_id)
+    except LLMError as exc:
+        if self.request.retries >= settings.EMERGENCY_VALIDATION_MAX_RETRIES:
+            emergency_validation_failed(alert_id=alert_id, reason=str(exc))
+            return
+        backoff = settings.EMERGENCY_VALIDATION_RETRY_BACKOFF_SECONDS * 2**self.request.retries
+        raise self.retry(exc=exc, countdown=backoff, max_retries=settings.EMERGENCY_VALIDATION_MAX_RETRIES) from exc
+
+
+@shared_task(name="emergency.notify_email", queue="default", acks_late=True)
+def notify_emergency_email(alert_id: int) -> None:
+    emergency_notify_email(alert_id=alert_id)
+
+
+@shared_task(name="emergency.sweep", queue="default", acks_late=True)
+def sweep_emergencies() -> dict[str, int]:
+    return emergency_sweep()
