@@ -1,0 +1,109 @@
+"""Raising an emergency alert and telling the landlord."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from conversations.models import Conversation, Message
+from conversations.outbound import outbound_text_queue
+from conversations.tasks_queue import queue_task
+from orchestration.models import EmergencyAlert, SafetyMessage
+
+logger = logging.getLogger(__name__)
+
+
+FALLBACK_SAFETY_TEXT = (
+    "This sounds like an emergency. If anyone is in danger, call the emergency services now. "
+    "We have alerted your landlord."
+)
+
+
+def safety_message_for(*, organization, category: str) -> str:
+    """The organization's own text for its country and category, else the default."""
+    chosen = (
+        SafetyMessage.objects.filter(
+            Q(organization=organization) | Q(organization__isnull=True),
+            country=organization.country,
+            category=category,
+        )
+        .order_by(F("organization").asc(nulls_last=True))
+        .first()
+    )
+    return chosen.body if chosen else FALLBACK_SAFETY_TEXT
+
+
+def emergency_alert_raise(
+    *,
+    conversation: Conversation,
+    message: Message | None,
+    category: str,
+    matched_rules: list[dict],
+    source: str,
+    safety_reply: str = "",
+) -> EmergencyAlert:
+    """Record the alert, mark the conversation as an emergency for the turn
+    engine, alert the landlord and queue the model's check, all after commit."""
+    with transaction.atomic():
+        alert = EmergencyAlert.objects.create(
+            organization_id=conversation.organization_id,
+            conversation=conversation,
+            message=message,
+            source=source,
+            category=category,
+            matched_rules=matched_rules,
+            safety_reply=safety_reply,
+        )
+        Conversation.objects.filter(pk=conversation.pk).update(emergency_category=category)
+        conversation.emergency_category = category
+        organization = conversation.organization
+        if organization.emergency_contact_phone:
+            outbound_text_queue(
+                organization=organization,
+                to=organization.emergency_contact_phone,
+                body=_landlord_text(alert, conversation),
+                author=Message.Author.SYSTEM,
+                purpose="emergency_alert",
+            )
+        transaction.on_commit(lambda: queue_task("emergency.notify_email", [alert.pk], queue="default"))
+        if source == EmergencyAlert.Source.KEYWORD:
+            transaction.on_commit(lambda: queue_task("emergency.validate", [alert.pk], queue="llm"))
+    logger.warning("emergency alert %s (%s) raised for conversation %s", alert.pk, category, conversation.pk)
+    return alert
+
+
+def emergency_recently_alerted(*, conversation: Conversation, category: str) -> bool:
+    since = timezone.now() - timedelta(minutes=settings.EMERGENCY_REALERT_MINUTES)
+    return EmergencyAlert.objects.filter(conversation=conversation, category=category, created_at__gte=since).exists()
+
+
+def _landlord_text(alert: EmergencyAlert, conversation: Conversation) -> str:
+    where = conversation.property.address if conversation.property_id else "property not yet confirmed"
+    text = alert.message.body if alert.message else ""
+    return (
+        f"EMERGENCY ({alert.get_category_display()}) reported by {conversation.phone} at {where}: "
+        f'"{text[:300]}". The tenant was sent safety instructions.'
+    )
+
+
+def emergency_notify_email(*, alert_id: int) -> None:
+    """Email the organization's emergency contact (or its notification address) once."""
+    alert = EmergencyAlert.objects.select_related("organization", "conversation", "message").get(pk=alert_id)
+    if alert.landlord_notified_at:
+        return
+    organization = alert.organization
+    to = organization.emergency_contact_email or organization.notification_email
+    if to:
+        send_mail(
+            f"EMERGENCY: {alert.get_category_display()} at {alert.conversation.phone}",
+            _landlord_text(alert, alert.conversation) + f"\nValidation: {alert.get_status_display()}",
+            settings.DEFAULT_FROM_EMAIL,
+            [to],
+        )
+    EmergencyAlert.objects.filter(pk=alert.pk).update(landlord_notified_at=timezone.now())
