@@ -1,29 +1,170 @@
-from django.contrib import admin
+"""Turn traces (read-only), emergency rules, safety messages and alerts."""
 
+from __future__ import annotations
+
+from django.contrib import admin
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.text import Truncator
+
+from conversations.admin import ReadOnlyMixin, turn_view
+from conversations.models import GatheringState
 from orchestration.models import EmergencyAlert, EmergencyRule, SafetyMessage, Turn
+from properties.admin_display import ADMIN_CSS, badge
+from properties.admin_paginator import CappedCountPaginator
+from properties.admin_scoping import ALL_PERMISSIONS, ScopedModelAdmin
+
+
+def conversation_link(conversation_id):
+    if conversation_id is None:
+        return "—"
+    url = reverse("admin:conversations_conversation_change", args=[conversation_id])
+    return format_html('<a href="{}">conversation {}</a>', url, conversation_id)
+
+
+class TurnTroubleFilter(admin.SimpleListFilter):
+    """Fixed choices: no DISTINCT scan of the (large) turn table to build the filter."""
+
+    title = "trouble"
+    parameter_name = "trouble"
+
+    def lookups(self, request, model_admin):
+        return [
+            ("rejected", "A tool call was rejected"),
+            ("error", "Ended in an error"),
+            ("fallback", "Fallback reply"),
+        ]
+
+    def queryset(self, request, queryset):
+        if self.value() == "rejected":
+            return queryset.filter(gating_rejections__gt=0)
+        if self.value() == "error":
+            return queryset.exclude(error="")
+        if self.value() == "fallback":
+            return queryset.filter(outcome="fallback")
+        return queryset
+
+
+class GatheringAfterFilter(admin.SimpleListFilter):
+    title = "gathering state after the turn"
+    parameter_name = "gathering_after"
+
+    def lookups(self, request, model_admin):
+        return GatheringState.choices
+
+    def queryset(self, request, queryset):
+        return queryset.filter(gathering_after=self.value()) if self.value() else queryset
 
 
 @admin.register(Turn)
-class TurnAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "conversation", "model", "outcome", "gathering_before", "gathering_after"]
+class TurnAdmin(ReadOnlyMixin, ScopedModelAdmin):
+    list_display = [
+        "created_at",
+        "conversation_column",
+        "outcome",
+        "tool_chosen",
+        "gating_rejections",
+        "hits",
+        "input_tokens",
+        "output_tokens",
+        "cost_usd",
+        "latency_total_ms",
+        "model",
+    ]
     list_select_related = ["conversation"]
-    raw_id_fields = ["conversation"]
+    # Only filters with fixed choices: a filter over free-text columns would
+    # scan the whole table for its distinct values on every page.
+    list_filter = [TurnTroubleFilter, GatheringAfterFilter]
+    search_fields = ["=conversation__phone", "=outcome", "=model"]
+    show_full_result_count = False
+    paginator = CappedCountPaginator
+    list_per_page = 100
+    fields = ["conversation_column", "trace", "created_at"]
+    readonly_fields = ["conversation_column", "trace", "created_at"]
+
+    class Media:
+        css = {"all": [ADMIN_CSS]}
+
+    def get_ordering(self, request):
+        return ["-created_at", "-id"]
+
+    @admin.display(description="Conversation", ordering="conversation")
+    def conversation_column(self, obj):
+        return conversation_link(obj.conversation_id)
+
+    @admin.display(description="Tool chosen")
+    def tool_chosen(self, obj):
+        names = [call.get("name", "?") for call in obj.tool_calls or [] if not call.get("is_error")]
+        return names[-1] if names else "—"
+
+    @admin.display(description="Knowledge hits")
+    def hits(self, obj):
+        return len(obj.retrieval_hits or [])
+
+    @admin.display(description="Trace")
+    def trace(self, obj):
+        return render_to_string("admin/orchestration/turn/_trace.html", {"t": turn_view(obj), "open": True})
+
+
+class SharedDefaultsMixin:
+    """Rules and messages with no organization are the built-in defaults."""
+
+    @admin.display(description="Applies to", ordering="organization")
+    def scope(self, obj):
+        return obj.organization or badge("default for everyone", "muted")
 
 
 @admin.register(EmergencyRule)
-class EmergencyRuleAdmin(admin.ModelAdmin):
-    list_display = ["phrase", "category", "country", "language", "organization", "enabled"]
-    list_filter = ["category", "country", "language", "enabled"]
+class EmergencyRuleAdmin(SharedDefaultsMixin, ScopedModelAdmin):
+    list_display = ["phrase", "category", "country", "language", "is_pattern", "scope", "enabled"]
+    list_select_related = ["organization"]
+    list_filter = ["category", "country", "language", "enabled", "organization"]
     search_fields = ["phrase"]
+    member_permissions = ALL_PERMISSIONS
+    fields = ["organization", "country", "language", "phrase", "is_pattern", "category", "enabled"]
 
 
 @admin.register(SafetyMessage)
-class SafetyMessageAdmin(admin.ModelAdmin):
-    list_display = ["country", "category", "organization"]
+class SafetyMessageAdmin(SharedDefaultsMixin, ScopedModelAdmin):
+    list_display = ["country", "category", "short_body", "scope"]
+    list_select_related = ["organization"]
+    list_filter = ["country", "category", "organization"]
+    search_fields = ["body"]
+    member_permissions = ALL_PERMISSIONS
+
+    @admin.display(description="Message")
+    def short_body(self, obj):
+        return Truncator(obj.body).chars(100)
 
 
 @admin.register(EmergencyAlert)
-class EmergencyAlertAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "category", "status", "conversation", "source"]
-    list_select_related = ["conversation"]
-    raw_id_fields = ["conversation", "message"]
+class EmergencyAlertAdmin(ReadOnlyMixin, ScopedModelAdmin):
+    list_display = [
+        "created_at",
+        "category",
+        "verdict",
+        "conversation_column",
+        "source",
+        "reasoning",
+        "landlord_notified_at",
+        "organization",
+    ]
+    list_select_related = ["organization"]
+    list_filter = ["status", "category", "source", "organization"]
+    date_hierarchy = "created_at"
+
+    class Media:
+        css = {"all": [ADMIN_CSS]}
+
+    @admin.display(description="Verdict", ordering="status")
+    def verdict(self, obj):
+        return badge(obj.get_status_display(), f"verdict-{obj.status}")
+
+    @admin.display(description="Conversation", ordering="conversation")
+    def conversation_column(self, obj):
+        return conversation_link(obj.conversation_id)
+
+    @admin.display(description="Reasoning")
+    def reasoning(self, obj):
+        return Truncator(obj.validation_reasoning).chars(100) or "—"

@@ -24,6 +24,7 @@ DEMO_TENANTS = [
     ("+447700900123", "Amira Khan", ["FLAT-1"]),
     ("+447700900456", "Tomasz Nowak", ["HOUSE-7"]),
     ("+447700900789", "Jo Carter", ["FLAT-1", "HOUSE-7"]),
+    ("+447700900321", "Priya Shah", ["HOUSE-7"]),
 ]
 
 

@@ -15,7 +15,7 @@ import time
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
 from properties.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER
 
@@ -27,11 +27,15 @@ class Command(BaseCommand):
         parser.add_argument("--bind", default=os.environ.get("BIND", "127.0.0.1:8000"))
         parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
         parser.add_argument("--no-seed", action="store_true", help="Do not create the demo organization.")
+        parser.add_argument("--demo", action="store_true", help="Play the demo conversation once the stack is up.")
+        parser.add_argument("--exit-after-demo", action="store_true", help="Stop the stack when the demo has run.")
 
-    def handle(self, *args, bind: str, web_workers: int, no_seed: bool, **options):
+    def handle(self, *args, bind: str, web_workers: int, no_seed: bool, demo: bool, exit_after_demo: bool, **options):
         call_command("migrate", interactive=False, verbosity=0)
         if not no_seed:
             call_command("seed_demo")
+            # The demo organization's knowledge documents (unchanged files are skipped).
+            call_command("ingest_documents", str(settings.BASE_DIR / "retrieval" / "demo_documents"), org="demo")
         env = dict(os.environ)  # carries DATABASE_URL of the embedded server to the children
         python = sys.executable
         commands = {
@@ -77,6 +81,12 @@ class Command(BaseCommand):
         children = {name: subprocess.Popen(cmd, env=env) for name, cmd in commands.items()}
         self._banner(bind)
         try:
+            if demo:
+                self._wait_until_up(bind)
+                call_command("play_demo", url=f"http://{bind}")
+                if exit_after_demo:
+                    return
+                self.stdout.write("\nThe demo has finished; the stack keeps running. Ctrl-C stops it.")
             while all(child.poll() is None for child in children.values()):
                 time.sleep(0.5)
             failed = [name for name, child in children.items() if child.poll() is not None]
@@ -92,6 +102,19 @@ class Command(BaseCommand):
                     child.wait(timeout=20)
                 except subprocess.TimeoutExpired:
                     child.kill()
+
+    def _wait_until_up(self, bind: str) -> None:
+        import requests
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"http://{bind}/healthz", timeout=1).status_code == 200:
+                    return
+            except requests.RequestException:
+                pass
+            time.sleep(0.5)
+        raise CommandError(f"the web app did not answer on {bind} within 60 s")
 
     def _banner(self, bind: str) -> None:
         local = f"http://{bind}"

@@ -1,0 +1,24 @@
+"""Page-number pagination for ordinary lists; a cursor for messages, which
+never counts the (large) table."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from rest_framework.pagination import CursorPagination, PageNumberPagination
+
+
+class PagePagination(PageNumberPagination):
+    page_size_query_param = "page_size"
+
+    @property
+    def max_page_size(self) -> int:
+        return settings.API_MAX_PAGE_SIZE
+
+
+class MessageCursorPagination(CursorPagination):
+    ordering = ("created_at", "id")
+    page_size_query_param = "page_size"
+
+    @property
+    def max_page_size(self) -> int:
+        return settings.API_MAX_PAGE_SIZE

@@ -1,0 +1,137 @@
+import datetime
+
+import pytest
+from django.utils import timezone
+
+from conversations.models import Message
+from properties.models import Issue
+from properties.tests.factories import IssueFactory
+
+pytestmark = pytest.mark.django_db
+
+TOMORROW = (timezone.now().date() + datetime.timedelta(days=1)).isoformat()
+
+
+def test_list_is_paginated_and_nested(alice_api, worlds):
+    alice, _ = worlds
+    body = alice_api.get("/api/v1/issues/").json()
+    assert body["count"] == 2
+    assert {"next", "previous", "results"} <= body.keys()
+    first = body["results"][0]
+    assert first["reference"] == alice.routine.reference  # newest first
+    assert first["property"] == {
+        "id": alice.property.pk,
+        "code": alice.property.code,
+        "address": alice.property.address,
+    }
+    assert first["tenant"]["name"] == alice.tenant.name
+    emergency = body["results"][1]
+    assert emergency["photos"] == [
+        {"media_id": alice.media.pk, "content_type": "image/png", "download_state": "downloaded"}
+    ]
+
+
+def test_filters_and_ordering(alice_api, worlds):
+    alice, _ = worlds
+    Issue.objects.filter(pk=alice.routine.pk).update(status="resolved")
+
+    def refs(**params):
+        return [i["reference"] for i in alice_api.get("/api/v1/issues/", params).json()["results"]]
+
+    assert refs(urgency="emergency") == [alice.emergency.reference]
+    assert refs(status=["open", "resolved"], ordering="reference") == [
+        alice.emergency.reference,
+        alice.routine.reference,
+    ]
+    assert refs(open="true") == [alice.emergency.reference]
+    assert refs(open="false") == [alice.routine.reference]
+    assert refs(q="door handle") == [alice.routine.reference]
+    assert refs(q=alice.emergency.reference.lower()) == [alice.emergency.reference]
+    assert refs(property=alice.property.pk, ordering="-reference") == [
+        alice.routine.reference,
+        alice.emergency.reference,
+    ]
+    assert refs(created_after=(timezone.now() + datetime.timedelta(hours=1)).isoformat()) == []
+
+
+def test_page_size_is_bounded(alice_api, worlds):
+    alice, _ = worlds
+    for _ in range(5):
+        IssueFactory(organization=alice.organization, property=alice.property)
+    body = alice_api.get("/api/v1/issues/", {"page_size": 3}).json()
+    assert len(body["results"]) == 3
+    assert body["count"] == 7
+    assert "page=2" in body["next"]
+
+
+def test_bad_filter_or_ordering_is_a_clear_400(alice_api):
+    response = alice_api.get("/api/v1/issues/", {"status": "broken"})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid"
+    assert "status" in response.json()["error"]["fields"]
+    response = alice_api.get("/api/v1/issues/", {"ordering": "password"})
+    assert response.status_code == 400
+    assert "Cannot order by password" in response.json()["error"]["fields"]["ordering"][0]
+
+
+def test_detail_includes_the_history(alice_api, worlds):
+    alice, _ = worlds
+    body = alice_api.get(f"/api/v1/issues/{alice.routine.pk}/").json()
+    assert body["updates"] == [
+        {
+            "id": alice.update.pk,
+            "author": "tenant",
+            "user": None,
+            "body": "Still loose.",
+            "created_at": body["updates"][0]["created_at"],
+        }
+    ]
+
+
+def test_patch_status_uses_the_same_service_as_the_admin(alice_api, worlds):
+    alice, _ = worlds
+    response = alice_api.patch(
+        f"/api/v1/issues/{alice.emergency.pk}/",
+        {"status": "scheduled", "scheduled_for": TOMORROW, "note": "Plumber at 9"},
+        format="json",
+    )
+    assert response.status_code == 200, response.json()
+    body = response.json()
+    assert body["status"] == "scheduled"
+    assert body["scheduled_for"] == TOMORROW
+    assert body["updates"][-1]["author"] == "landlord"
+    assert body["updates"][-1]["user"] == alice.user.pk
+    message = Message.objects.get(conversation=alice.conversation, author="landlord")
+    assert message.raw_payload["purpose"] == "issue_update"
+    assert "Plumber at 9" in message.body
+
+
+def test_patch_refusals_are_400_with_reasons_and_change_nothing(alice_api, worlds):
+    alice, _ = worlds
+    url = f"/api/v1/issues/{alice.emergency.pk}/"
+    cases = [
+        ({"status": "scheduled"}, "status", "needs a date"),
+        ({"status": "fixed"}, "status", "not a valid choice"),
+        ({"status": "resolved", "title": "x"}, "title", "Only status"),
+        ({}, "status", "required"),
+    ]
+    for payload, field, text in cases:
+        response = alice_api.patch(url, payload, format="json")
+        assert response.status_code == 400, payload
+        error = response.json()["error"]
+        assert error["code"] == "invalid"
+        assert text in " ".join(error["fields"][field]), (payload, error)
+    alice_api.patch(url, {"status": "resolved"}, format="json")
+    response = alice_api.patch(url, {"status": "resolved"}, format="json")
+    assert response.status_code == 400
+    assert "cannot become resolved" in response.json()["error"]["fields"]["status"][0]
+    assert Message.objects.filter(author="landlord").count() == 1
+
+
+def test_token_is_required(client, worlds):
+    response = client.get("/api/v1/issues/")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "not_authenticated"
+    response = client.get("/api/v1/issues/", HTTP_AUTHORIZATION="Token not-a-real-token")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "authentication_failed"

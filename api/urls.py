@@ -1,0 +1,31 @@
+from django.urls import path
+
+from api.views.conversations import ConversationDetailApi, ConversationListApi, MessageListApi
+from api.views.documents import DocumentDetailApi, DocumentListApi
+from api.views.issues import IssueDetailApi, IssueListApi
+from api.views.properties import (
+    PropertyDetailApi,
+    PropertyListApi,
+    TenancyDetailApi,
+    TenancyListApi,
+    TenantDetailApi,
+    TenantListApi,
+)
+
+app_name = "api"
+
+urlpatterns = [
+    path("issues/", IssueListApi.as_view(), name="issue-list"),
+    path("issues/<int:pk>/", IssueDetailApi.as_view(), name="issue-detail"),
+    path("properties/", PropertyListApi.as_view(), name="property-list"),
+    path("properties/<int:pk>/", PropertyDetailApi.as_view(), name="property-detail"),
+    path("tenants/", TenantListApi.as_view(), name="tenant-list"),
+    path("tenants/<int:pk>/", TenantDetailApi.as_view(), name="tenant-detail"),
+    path("tenancies/", TenancyListApi.as_view(), name="tenancy-list"),
+    path("tenancies/<int:pk>/", TenancyDetailApi.as_view(), name="tenancy-detail"),
+    path("conversations/", ConversationListApi.as_view(), name="conversation-list"),
+    path("conversations/<int:pk>/", ConversationDetailApi.as_view(), name="conversation-detail"),
+    path("conversations/<int:pk>/messages/", MessageListApi.as_view(), name="conversation-messages"),
+    path("documents/", DocumentListApi.as_view(), name="document-list"),
+    path("documents/<int:pk>/", DocumentDetailApi.as_view(), name="document-detail"),
+]

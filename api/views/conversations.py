@@ -1,0 +1,129 @@
+"""Conversations and their messages (read only)."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Prefetch
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.pagination import MessageCursorPagination
+from api.scoping import OrganizationScopedApi
+from conversations.models import Conversation, GatheringState, IdentityStatus, Media, Message
+
+
+class ConversationFilter(django_filters.FilterSet):
+    identity_status = django_filters.MultipleChoiceFilter(choices=IdentityStatus.choices)
+    gathering_state = django_filters.MultipleChoiceFilter(choices=GatheringState.choices)
+    bot_paused = django_filters.BooleanFilter()
+    escalated = django_filters.BooleanFilter(field_name="escalated_at", lookup_expr="isnull", exclude=True)
+    tenant = django_filters.NumberFilter(field_name="tenant_id")
+    property = django_filters.NumberFilter(field_name="property_id")
+    phone = django_filters.CharFilter(field_name="phone")
+
+    class Meta:
+        model = Conversation
+        fields = []
+
+
+class ConversationOutput(serializers.ModelSerializer):
+    class TenantRef(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+
+        class Meta:
+            ref_name = "ConversationTenant"
+
+    class PropertyRef(serializers.Serializer):
+        id = serializers.IntegerField()
+        code = serializers.CharField()
+
+        class Meta:
+            ref_name = "ConversationProperty"
+
+    tenant = TenantRef(allow_null=True)
+    property = PropertyRef(allow_null=True)
+
+    class Meta:
+        model = Conversation
+        ref_name = "Conversation"
+        fields = [
+            "id",
+            "organization",
+            "phone",
+            "tenant",
+            "property",
+            "identity_status",
+            "gathering_state",
+            "bot_paused",
+            "emergency_category",
+            "escalated_at",
+            "escalation_reason",
+            "last_inbound_at",
+            "last_turn_at",
+            "created_at",
+        ]
+
+
+def conversation_queryset():
+    return Conversation.objects.select_related("tenant", "property")
+
+
+class ConversationListApi(OrganizationScopedApi, generics.ListAPIView):
+    OutputSerializer = ConversationOutput
+    serializer_class = OutputSerializer
+    filterset_class = ConversationFilter
+    ordering_fields = ["last_inbound_at", "created_at", "updated_at"]
+    ordering = ["-last_inbound_at", "-id"]
+
+    def get_queryset(self):
+        return self.scoped(conversation_queryset())
+
+
+class ConversationDetailApi(OrganizationScopedApi, APIView):
+    OutputSerializer = ConversationOutput
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, pk: int):
+        return Response(self.OutputSerializer(self.scoped_object(conversation_queryset(), pk=pk)).data)
+
+
+class MessageListApi(OrganizationScopedApi, generics.ListAPIView):
+    """A conversation's messages in the order they happened (cursor pagination:
+    follow ``next``)."""
+
+    class OutputSerializer(serializers.ModelSerializer):
+        class MediaOutput(serializers.ModelSerializer):
+            class Meta:
+                model = Media
+                ref_name = "MessageMedia"
+                fields = ["id", "index", "content_type", "size", "download_state"]
+
+        media = MediaOutput(many=True, read_only=True)
+
+        class Meta:
+            model = Message
+            ref_name = "Message"
+            fields = [
+                "id",
+                "direction",
+                "author",
+                "body",
+                "status",
+                "flags",
+                "media",
+                "template_sid",
+                "error_code",
+                "created_at",
+                "sent_at",
+            ]
+
+    serializer_class = OutputSerializer
+    pagination_class = MessageCursorPagination
+    filter_backends = []
+
+    def get_queryset(self):
+        conversation = self.scoped_object(Conversation.objects.all(), pk=self.kwargs["pk"])
+        return conversation.messages.prefetch_related(Prefetch("media", queryset=Media.objects.order_by("index")))

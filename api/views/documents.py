@@ -1,0 +1,104 @@
+"""Knowledge documents: list, read, upload."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Count
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.scoping import OrganizationScopedApi
+from properties.models import Property
+from retrieval.models import Document
+from retrieval.upload import DocumentUploadError, document_upload
+
+
+class DocumentOutput(serializers.ModelSerializer):
+    chunk_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Document
+        ref_name = "Document"
+        fields = [
+            "id",
+            "organization",
+            "property",
+            "title",
+            "source",
+            "status",
+            "error",
+            "chunk_count",
+            "created_at",
+            "updated_at",
+        ]
+
+
+def document_queryset():
+    return Document.objects.annotate(chunk_count=Count("chunks"))
+
+
+class DocumentFilter(django_filters.FilterSet):
+    status = django_filters.MultipleChoiceFilter(choices=Document.Status.choices)
+    property = django_filters.NumberFilter(field_name="property_id")
+    organization_wide = django_filters.BooleanFilter(field_name="property", lookup_expr="isnull")
+
+    class Meta:
+        model = Document
+        fields = []
+
+
+class DocumentListApi(OrganizationScopedApi, generics.ListAPIView):
+    class InputSerializer(serializers.Serializer):
+        file = serializers.FileField(help_text="Plain text or Markdown, UTF-8.")
+        title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
+        property = serializers.IntegerField(required=False, allow_null=True, default=None)
+        organization = serializers.IntegerField(required=False, help_text="Needed only if you belong to several.")
+
+        class Meta:
+            ref_name = "DocumentUpload"
+
+    OutputSerializer = DocumentOutput
+    serializer_class = OutputSerializer
+    filterset_class = DocumentFilter
+    ordering_fields = ["title", "created_at", "updated_at"]
+    ordering = ["title", "id"]
+    parser_classes = [MultiPartParser, FormParser]
+
+    def get_queryset(self):
+        return self.scoped(document_queryset())
+
+    @extend_schema(request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer})
+    def post(self, request):
+        """Upload a document; it is chunked and embedded in the background."""
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        property = self.scoped_choice(Property.objects.all(), field="property", pk=data["property"])
+        organization_id = data.get("organization")
+        if organization_id is None and property is not None:
+            organization_id = property.organization_id
+        organization = self.organization_for_write(organization_id)
+        try:
+            document = document_upload(
+                organization=organization, property=property, title=data["title"], uploaded_file=data["file"]
+            )
+        except DocumentUploadError as error:
+            raise ValidationError({"file": [str(error)]}) from None
+        return Response(
+            self.OutputSerializer(document_queryset().get(pk=document.pk)).data, status=status.HTTP_201_CREATED
+        )
+
+
+class DocumentDetailApi(OrganizationScopedApi, APIView):
+    class OutputSerializer(DocumentOutput):
+        class Meta(DocumentOutput.Meta):
+            ref_name = "DocumentDetail"
+            fields = [*DocumentOutput.Meta.fields, "checksum", "text"]
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, pk: int):
+        return Response(self.OutputSerializer(self.scoped_object(document_queryset(), pk=pk)).data)

@@ -1,0 +1,171 @@
+"""Issues: list with filters, read one, change its status (with the same
+recorded update and tenant notification as the admin actions)."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Prefetch, Q
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.scoping import OrganizationScopedApi
+from orchestration.issue_status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
+from properties.models import Issue, IssuePhoto, IssueUpdate
+
+
+class IssueFilter(django_filters.FilterSet):
+    status = django_filters.MultipleChoiceFilter(choices=Issue.Status.choices)
+    urgency = django_filters.MultipleChoiceFilter(choices=Issue.Urgency.choices)
+    category = django_filters.MultipleChoiceFilter(choices=Issue.Category.choices)
+    open = django_filters.BooleanFilter(method="filter_open", label="Only open (true) or only done (false) issues")
+    # Plain ids, not model choices: an id outside the caller's organizations
+    # simply matches nothing, the same as an id that does not exist.
+    property = django_filters.NumberFilter(field_name="property_id")
+    tenant = django_filters.NumberFilter(field_name="tenant_id")
+    conversation = django_filters.NumberFilter(field_name="conversation_id")
+    created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
+    created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
+    q = django_filters.CharFilter(method="filter_q", label="Search reference, title and description")
+
+    class Meta:
+        model = Issue
+        fields = []
+
+    def filter_open(self, queryset, name, value):
+        if value is None:
+            return queryset
+        condition = Q(status__in=Issue.OPEN_STATUSES)
+        return queryset.filter(condition) if value else queryset.exclude(condition)
+
+    def filter_q(self, queryset, name, value):
+        return queryset.filter(Q(reference__iexact=value) | Q(title__icontains=value) | Q(description__icontains=value))
+
+
+class PropertyBrief(serializers.Serializer):
+    id = serializers.IntegerField()
+    code = serializers.CharField()
+    address = serializers.CharField()
+
+    class Meta:
+        ref_name = "PropertyBrief"
+
+
+class TenantBrief(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    phone = serializers.CharField()
+
+    class Meta:
+        ref_name = "TenantBrief"
+
+
+class IssueOutput(serializers.ModelSerializer):
+    property = PropertyBrief()
+    tenant = TenantBrief(allow_null=True)
+    photos = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Issue
+        ref_name = "Issue"
+        fields = [
+            "id",
+            "organization",
+            "reference",
+            "title",
+            "description",
+            "category",
+            "urgency",
+            "status",
+            "location",
+            "photo",
+            "scheduled_for",
+            "property",
+            "tenant",
+            "conversation",
+            "photos",
+            "created_at",
+            "updated_at",
+            "acknowledged_at",
+            "resolved_at",
+        ]
+
+    def get_photos(self, obj) -> list[dict]:
+        return [
+            {"media_id": p.media_id, "content_type": p.media.content_type, "download_state": p.media.download_state}
+            for p in obj.photos.all()
+        ]
+
+
+def issue_queryset():
+    return Issue.objects.select_related("property", "tenant").prefetch_related(
+        Prefetch("photos", queryset=IssuePhoto.objects.select_related("media").order_by("created_at", "pk"))
+    )
+
+
+class IssueListApi(OrganizationScopedApi, generics.ListAPIView):
+    """Issues of your organizations, newest first unless ``ordering`` says otherwise."""
+
+    OutputSerializer = IssueOutput
+    serializer_class = OutputSerializer
+    filterset_class = IssueFilter
+    ordering_fields = ["created_at", "updated_at", "urgency", "status", "reference", "scheduled_for"]
+    ordering = ["-created_at", "-id"]
+
+    def get_queryset(self):
+        return self.scoped(issue_queryset())
+
+
+class IssueDetailApi(OrganizationScopedApi, APIView):
+    class InputSerializer(serializers.Serializer):
+        status = serializers.ChoiceField(choices=Issue.Status.choices)
+        scheduled_for = serializers.DateField(required=False, allow_null=True)
+        note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS)
+
+        class Meta:
+            ref_name = "IssueStatusChange"
+
+        def validate(self, attrs):
+            unknown = set(self.initial_data) - set(self.fields)
+            if unknown:
+                raise ValidationError(
+                    {name: ["Only status, scheduled_for and note can be changed."] for name in unknown}
+                )
+            return attrs
+
+    class UpdateSerializer(serializers.ModelSerializer):
+        class Meta:
+            model = IssueUpdate
+            ref_name = "IssueUpdate"
+            fields = ["id", "author", "user", "body", "created_at"]
+
+    class OutputSerializer(IssueOutput):
+        updates = serializers.SerializerMethodField()
+
+        class Meta(IssueOutput.Meta):
+            ref_name = "IssueDetail"
+            fields = [*IssueOutput.Meta.fields, "updates"]
+
+        def get_updates(self, obj) -> list[dict]:
+            return IssueDetailApi.UpdateSerializer(obj.updates.order_by("created_at", "id"), many=True).data
+
+    def get_issue(self, pk: int) -> Issue:
+        return self.scoped_object(issue_queryset(), pk=pk)
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, pk: int):
+        return Response(self.OutputSerializer(self.get_issue(pk)).data)
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def patch(self, request, pk: int):
+        """Change the status: the tenant is told over WhatsApp and the change is recorded."""
+        issue = self.get_issue(pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            issue_status_change(issue=issue, actor=request.user, **serializer.validated_data)
+        except IssueStatusError as error:
+            raise ValidationError({"status": [str(error)]}) from None
+        return Response(self.OutputSerializer(self.get_issue(pk)).data)

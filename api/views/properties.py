@@ -1,0 +1,315 @@
+"""Properties, tenants and tenancies: list, read, create, change."""
+
+from __future__ import annotations
+
+import django_filters
+from django.db.models import Count, Q
+from drf_spectacular.utils import extend_schema
+from rest_framework import generics, serializers, status
+from rest_framework.exceptions import ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from api.scoping import OrganizationScopedApi
+from properties.models import Issue, Property, Tenancy, Tenant
+from properties.services import (
+    property_create,
+    property_update,
+    tenancy_create,
+    tenancy_update,
+    tenant_create,
+    tenant_update,
+)
+
+
+def _reject_unknown(serializer: serializers.Serializer, attrs: dict) -> dict:
+    unknown = set(serializer.initial_data) - set(serializer.fields)
+    if unknown:
+        raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
+    return attrs
+
+
+class StrictSerializer(serializers.Serializer):
+    """Input serializer that refuses fields it does not know (a typo is an error, not a no-op)."""
+
+    def validate(self, attrs):
+        return _reject_unknown(self, attrs)
+
+
+# --- Properties -------------------------------------------------------------------
+
+
+class PropertyOutput(serializers.ModelSerializer):
+    open_issue_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Property
+        ref_name = "Property"
+        fields = ["id", "organization", "code", "address", "postcode", "open_issue_count", "created_at"]
+
+
+def property_queryset():
+    return Property.objects.annotate(
+        open_issue_count=Count("issues", filter=Q(issues__status__in=Issue.OPEN_STATUSES))
+    ).order_by("code", "id")
+
+
+class PropertyFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="filter_q", label="Search code, address and postcode")
+    organization = django_filters.NumberFilter(field_name="organization_id")
+
+    class Meta:
+        model = Property
+        fields = []
+
+    def filter_q(self, queryset, name, value):
+        return queryset.filter(Q(code__icontains=value) | Q(address__icontains=value) | Q(postcode__icontains=value))
+
+
+class PropertyListApi(OrganizationScopedApi, generics.ListAPIView):
+    class InputSerializer(StrictSerializer):
+        organization = serializers.IntegerField(required=False, help_text="Needed only if you belong to several.")
+        code = serializers.CharField(max_length=32)
+        address = serializers.CharField(max_length=300)
+        postcode = serializers.CharField(max_length=16, required=False, allow_blank=True, default="")
+
+        class Meta:
+            ref_name = "PropertyCreate"
+
+    OutputSerializer = PropertyOutput
+    serializer_class = OutputSerializer
+    filterset_class = PropertyFilter
+    ordering_fields = ["code", "address", "created_at", "open_issue_count"]
+    ordering = ["code", "id"]
+
+    def get_queryset(self):
+        return self.scoped(property_queryset())
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        organization = self.organization_for_write(data.pop("organization", None))
+        created = property_create(organization=organization, **data)
+        return Response(self.OutputSerializer(self.scoped(property_queryset()).get(pk=created.pk)).data, status=201)
+
+
+class PropertyDetailApi(OrganizationScopedApi, APIView):
+    class InputSerializer(StrictSerializer):
+        code = serializers.CharField(max_length=32, required=False)
+        address = serializers.CharField(max_length=300, required=False)
+        postcode = serializers.CharField(max_length=16, required=False, allow_blank=True)
+
+        class Meta:
+            ref_name = "PropertyChange"
+
+    OutputSerializer = PropertyOutput
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, pk: int):
+        return Response(self.OutputSerializer(self.scoped_object(property_queryset(), pk=pk)).data)
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def patch(self, request, pk: int):
+        obj = self.scoped_object(Property.objects.all(), pk=pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        property_update(property=obj, **serializer.validated_data)
+        return Response(self.OutputSerializer(self.scoped_object(property_queryset(), pk=pk)).data)
+
+
+# --- Tenants ----------------------------------------------------------------------
+
+
+class TenantOutput(serializers.ModelSerializer):
+    class TenancyBrief(serializers.ModelSerializer):
+        property_code = serializers.CharField(source="property.code")
+
+        class Meta:
+            model = Tenancy
+            ref_name = "TenantTenancy"
+            fields = ["id", "property", "property_code", "start_date", "end_date"]
+
+    tenancies = TenancyBrief(many=True, read_only=True)
+
+    class Meta:
+        model = Tenant
+        ref_name = "Tenant"
+        fields = ["id", "organization", "name", "phone", "email", "tenancies", "created_at"]
+
+
+def tenant_queryset():
+    return Tenant.objects.prefetch_related("tenancies__property").order_by("name", "id")
+
+
+class TenantFilter(django_filters.FilterSet):
+    q = django_filters.CharFilter(method="filter_q", label="Search name, phone and email")
+    phone = django_filters.CharFilter(field_name="phone")
+    organization = django_filters.NumberFilter(field_name="organization_id")
+
+    class Meta:
+        model = Tenant
+        fields = []
+
+    def filter_q(self, queryset, name, value):
+        return queryset.filter(Q(name__icontains=value) | Q(phone__icontains=value) | Q(email__icontains=value))
+
+
+class TenantListApi(OrganizationScopedApi, generics.ListAPIView):
+    class InputSerializer(StrictSerializer):
+        organization = serializers.IntegerField(required=False, help_text="Needed only if you belong to several.")
+        name = serializers.CharField(max_length=200)
+        phone = serializers.CharField(max_length=32, help_text="E.164, e.g. +447700900123")
+        email = serializers.EmailField(required=False, allow_blank=True, default="")
+
+        class Meta:
+            ref_name = "TenantCreate"
+
+    OutputSerializer = TenantOutput
+    serializer_class = OutputSerializer
+    filterset_class = TenantFilter
+    ordering_fields = ["name", "created_at"]
+    ordering = ["name", "id"]
+
+    def get_queryset(self):
+        return self.scoped(tenant_queryset())
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        organization = self.organization_for_write(data.pop("organization", None))
+        created = tenant_create(organization=organization, **data)
+        return Response(self.OutputSerializer(tenant_queryset().get(pk=created.pk)).data, status=201)
+
+
+class TenantDetailApi(OrganizationScopedApi, APIView):
+    class InputSerializer(StrictSerializer):
+        name = serializers.CharField(max_length=200, required=False)
+        phone = serializers.CharField(max_length=32, required=False)
+        email = serializers.EmailField(required=False, allow_blank=True)
+
+        class Meta:
+            ref_name = "TenantChange"
+
+    OutputSerializer = TenantOutput
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, pk: int):
+        return Response(self.OutputSerializer(self.scoped_object(tenant_queryset(), pk=pk)).data)
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def patch(self, request, pk: int):
+        obj = self.scoped_object(Tenant.objects.all(), pk=pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        tenant_update(tenant=obj, **serializer.validated_data)
+        return Response(self.OutputSerializer(self.scoped_object(tenant_queryset(), pk=pk)).data)
+
+
+# --- Tenancies --------------------------------------------------------------------
+
+
+class TenancyOutput(serializers.ModelSerializer):
+    class TenantRef(serializers.Serializer):
+        id = serializers.IntegerField()
+        name = serializers.CharField()
+
+        class Meta:
+            ref_name = "TenancyTenant"
+
+    class PropertyRef(serializers.Serializer):
+        id = serializers.IntegerField()
+        code = serializers.CharField()
+
+        class Meta:
+            ref_name = "TenancyProperty"
+
+    tenant = TenantRef()
+    property = PropertyRef()
+
+    class Meta:
+        model = Tenancy
+        ref_name = "Tenancy"
+        fields = ["id", "tenant", "property", "start_date", "end_date"]
+
+
+def tenancy_queryset():
+    return Tenancy.objects.select_related("tenant", "property").order_by("-start_date", "id")
+
+
+class TenancyFilter(django_filters.FilterSet):
+    tenant = django_filters.NumberFilter(field_name="tenant_id")
+    property = django_filters.NumberFilter(field_name="property_id")
+    current = django_filters.BooleanFilter(method="filter_current", label="Only running (true) or ended (false)")
+
+    class Meta:
+        model = Tenancy
+        fields = []
+
+    def filter_current(self, queryset, name, value):
+        import datetime
+
+        if value is None:
+            return queryset
+        running = Q(end_date__isnull=True) | Q(end_date__gte=datetime.date.today())
+        return queryset.filter(running) if value else queryset.exclude(running)
+
+
+class TenancyListApi(OrganizationScopedApi, generics.ListAPIView):
+    class InputSerializer(StrictSerializer):
+        tenant = serializers.IntegerField()
+        property = serializers.IntegerField()
+        start_date = serializers.DateField()
+        end_date = serializers.DateField(required=False, allow_null=True, default=None)
+
+        class Meta:
+            ref_name = "TenancyCreate"
+
+    OutputSerializer = TenancyOutput
+    serializer_class = OutputSerializer
+    filterset_class = TenancyFilter
+    ordering_fields = ["start_date", "end_date"]
+    ordering = ["-start_date", "id"]
+
+    def get_queryset(self):
+        return self.scoped(tenancy_queryset())
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = serializer.validated_data
+        tenant = self.scoped_choice(Tenant.objects.all(), field="tenant", pk=data["tenant"])
+        property = self.scoped_choice(Property.objects.all(), field="property", pk=data["property"])
+        created = tenancy_create(
+            tenant=tenant, property=property, start_date=data["start_date"], end_date=data["end_date"]
+        )
+        return Response(
+            self.OutputSerializer(tenancy_queryset().get(pk=created.pk)).data, status=status.HTTP_201_CREATED
+        )
+
+
+class TenancyDetailApi(OrganizationScopedApi, APIView):
+    class InputSerializer(StrictSerializer):
+        start_date = serializers.DateField(required=False)
+        end_date = serializers.DateField(required=False, allow_null=True)
+
+        class Meta:
+            ref_name = "TenancyChange"
+
+    OutputSerializer = TenancyOutput
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, pk: int):
+        return Response(self.OutputSerializer(self.scoped_object(tenancy_queryset(), pk=pk)).data)
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def patch(self, request, pk: int):
+        obj = self.scoped_object(Tenancy.objects.all(), pk=pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        tenancy_update(tenancy=obj, **serializer.validated_data)
+        return Response(self.OutputSerializer(self.scoped_object(tenancy_queryset(), pk=pk)).data)
