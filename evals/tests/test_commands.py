@@ -1,0 +1,42 @@
+import json
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from conversations.tests.factories import ConversationFactory, MessageFactory
+from evals.models import EvalRun, JudgeVerdict
+from orchestration.testing.anthropic_stub import tool_use_response
+
+
+def test_live_golden_run_needs_a_key(settings):
+    settings.ANTHROPIC_API_KEY = ""
+    with pytest.raises(CommandError, match="needs ANTHROPIC_API_KEY"):
+        call_command("run_golden", "--live")
+
+
+@pytest.mark.django_db
+def test_judge_needs_claude(settings):
+    settings.LLM_BACKEND = "scripted"
+    with pytest.raises(CommandError, match="needs Claude"):
+        call_command("judge_conversations")
+
+
+@pytest.mark.django_db
+def test_judge_stores_a_verdict_per_question_and_prints_failure_rates(anthropic_stub, capsys):
+    from evals.judge import QUESTIONS
+
+    conversation = ConversationFactory()
+    MessageFactory(conversation=conversation, body="No hot water since yesterday")
+    MessageFactory(conversation=conversation, direction="outbound", author="assistant", body="Sorry! Which tap?")
+    verdicts = {key: {"reasoning": "fine", "failed": False} for key in QUESTIONS}
+    verdicts["rude_or_robotic"] = {"reasoning": "Curt reply.", "failed": True}
+    anthropic_stub.queue(tool_use_response("verdicts", verdicts))
+    call_command("judge_conversations", "--sample", "5", "--json")
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["conversations"] == 1
+    assert summary["failure_rate"]["rude_or_robotic"] == 1.0 and summary["failure_rate"]["wrong_language"] == 0.0
+    assert JudgeVerdict.objects.count() == len(QUESTIONS)
+    assert EvalRun.objects.get().kind == "judge"
+    request = anthropic_stub.requests[0]["json"]
+    assert request["tool_choice"] == {"type": "tool", "name": "verdicts"}
+    assert "No hot water since yesterday" in request["messages"][0]["content"]

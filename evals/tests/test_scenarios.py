@@ -1,0 +1,87 @@
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evals.runner import scenario_run
+from evals.scenarios import ScenarioError, minimal_input, scenario_parse, scenarios_load
+from orchestration.tool_definitions import TOOL_NAMES, tool_input_errors
+
+GOOD = {"id": "x", "tenant": {"phone_known": True, "properties": 1}, "turns": [{"tenant": "hi"}]}
+
+
+def parse(**changes):
+    return scenario_parse({**GOOD, **changes}, Path("x.yaml"))
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"turns": []}, "x.yaml.turns: a non-empty list"),
+        ({"tenant": {"properties": 3}}, "tenant.properties: 0, 1 or 2"),
+        ({"turns": [{"tenant": "hi", "expect": {"tools": ["make_tea"]}}]}, "unknown tool(s) make_tea"),
+        ({"turns": [{"tenant": "hi", "after": "soon"}]}, "'after' must look like 30s, 10m, 2h or 3d"),
+        ({"turns": [{"tenant": "hi", "expect": {"gathering_state_after": "done"}}]}, "gathering_state_after: one of"),
+        ({"turns": [{"tenant": "hi", "model": {"tool": "respond", "inpt": {}}}]}, "unknown field(s) inpt"),
+        ({"colour": "blue"}, "unknown field(s) colour"),
+        ({"turns": [{"body": "hi"}]}, "turns[0]: a mapping with at least 'tenant'"),
+    ],
+)
+def test_loader_says_which_file_and_field_is_wrong(changes, message):
+    with pytest.raises(ScenarioError) as error:
+        parse(**changes)
+    assert message in str(error.value)
+
+
+def test_missing_required_field():
+    with pytest.raises(ScenarioError, match="'turns' is required"):
+        scenario_parse({"id": "x", "tenant": {}}, Path("x.yaml"))
+
+
+def test_duplicate_ids_are_refused(tmp_path):
+    for name in ("a.yaml", "b.yaml"):
+        (tmp_path / name).write_text(yaml.safe_dump(GOOD))
+    with pytest.raises(ScenarioError, match=r"also used by a\.yaml"):
+        scenarios_load([tmp_path])
+
+
+def test_after_parses_durations():
+    turn = parse(turns=[{"tenant": "hi", "after": "3d"}]).turns[0]
+    assert turn.after.days == 3
+
+
+@pytest.mark.parametrize("tool", TOOL_NAMES)
+def test_minimal_input_is_valid_for_every_tool(tool):
+    assert (
+        tool_input_errors(tool, minimal_input(tool, message="My boiler is broken", media=False, emergency=False)) == []
+    )
+
+
+def test_minimal_input_follows_the_turn():
+    assert minimal_input("create_issue", message="x", media=True, emergency=False)["photo"] == "provided"
+    emergency = minimal_input("create_issue", message="x", media=False, emergency=True)
+    assert (emergency["photo"], emergency["urgency"]) == ("not_needed", "emergency")
+    assert minimal_input("find_property", message="12 Harbour St", media=False, emergency=False) == {
+        "address": "12 Harbour St"
+    }
+
+
+@pytest.mark.django_db
+def test_a_wrong_expectation_fails_with_what_happened():
+    scenario = parse(
+        turns=[
+            {
+                "tenant": "My boiler is not working",
+                "model": {"tool": "ask_for_details", "input": {"question": "Any error code?"}},
+                "expect": {"tools": ["create_issue"], "gathering_state_after": "issue_created"},
+            }
+        ],
+        end={"issues_created": 1},
+    )
+    result = scenario_run(scenario)
+    assert not result.passed
+    assert "expected one of ['create_issue'], the model chose ask_for_details" in result.failures[0]
+    assert "gathering_state is gathering_details, expected issue_created" in result.failures[1]
+    assert "end: 0 issue(s) created, expected 1" in result.failures[2]
+    trace = result.turns[0].trace
+    assert trace["identity"] == ["unidentified", "confirmed"] and trace["outbound"] == ["Any error code?"]
