@@ -1,4 +1,5 @@
-"""Fixtures every app's tests share: a real Celery worker on real Redis."""
+"""Fixtures every app's tests share: a real Celery worker on real Redis, a
+private Redis that a test may stop, and the Anthropic stub."""
 
 from __future__ import annotations
 
@@ -12,28 +13,25 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
+from conversations.testing.twilio_stub import TwilioStubServer
+
 ROOT = Path(__file__).resolve().parent
+AUTH_TOKEN = "test-auth-token"  # noqa: S105 - signs test webhooks only
 
 
-@pytest.fixture
-def celery_worker_process(transactional_db, tmp_path):
+class WorkerProcess:
     """A real ``celery worker`` subprocess on every queue, using the test
-    database and this run's own Redis key prefix. Tests that use it must commit
-    their data (``transactional_db``) so the worker can see it."""
-    test_db = connection.settings_dict
-    env = {
-        **os.environ,
-        "DATABASE_URL": (
-            f"postgresql://{test_db['USER']}:@/{test_db['NAME']}?host={test_db['HOST']}"
-            if not test_db.get("PORT")
-            else f"postgresql://{test_db['USER']}:{test_db['PASSWORD']}@{test_db['HOST']}:{test_db['PORT']}/{test_db['NAME']}"
-        ),
-        "CELERY_KEY_PREFIX": os.environ["CELERY_KEY_PREFIX"],
-        "PYTHONUNBUFFERED": "1",
-    }
-    log = tmp_path / "worker.log"
-    proc = subprocess.Popen(
-        [
+    database and this run's own Redis key prefix."""
+
+    def __init__(self, log: Path, env: dict[str, str], name: str):
+        self.log_path = log
+        self.env = env
+        self.name = name
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> WorkerProcess:
+        command = [
             sys.executable,
             "-m",
             "celery",
@@ -48,27 +46,76 @@ def celery_worker_process(transactional_db, tmp_path):
             "--without-mingle",
             "--without-heartbeat",
             "-n",
-            f"test-{os.getpid()}@%h",
+            self.name,
             "--loglevel=INFO",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=log.open("w"),
-        stderr=subprocess.STDOUT,
-    )
-    deadline = time.monotonic() + 60
-    while "ready." not in log.read_text():
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"Celery worker did not start:\n{log.read_text()}")
-        time.sleep(0.2)
-    proc.log_path = log
-    yield proc
-    proc.terminate()
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+        ]
+        offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        self.proc = subprocess.Popen(
+            command, cwd=ROOT, env=self.env, stdout=self.log_path.open("a"), stderr=subprocess.STDOUT
+        )
+        deadline = time.monotonic() + 60
+        while "ready." not in self.log_path.read_text()[offset:]:
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                self.proc.kill()
+                pytest.fail(f"Celery worker did not start:\n{self.log_path.read_text()}")
+            time.sleep(0.2)
+        return self
+
+    def kill(self) -> None:
+        """SIGKILL: no warm shutdown, no acknowledgement of the running task."""
+        self.proc.kill()
+        self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+
+    def poll(self):
+        return self.proc.poll()
+
+
+@pytest.fixture
+def celery_worker_factory(transactional_db, tmp_path):
+    """Make (not yet started) workers; ``extra_env`` overrides settings such as
+    REDIS_URL. Tests that use it must commit their data (``transactional_db``)
+    so the worker can see it. Every worker is stopped at the end."""
+    workers: list[WorkerProcess] = []
+
+    def make(**extra_env: str) -> WorkerProcess:
+        env = {
+            **os.environ,
+            "DATABASE_URL": database_url_for_children(),
+            "CELERY_KEY_PREFIX": os.environ["CELERY_KEY_PREFIX"],
+            "PYTHONUNBUFFERED": "1",
+            **extra_env,
+        }
+        worker = WorkerProcess(tmp_path / f"worker-{len(workers)}.log", env, f"test-{os.getpid()}-{len(workers)}@%h")
+        workers.append(worker)
+        return worker
+
+    yield make
+    for worker in workers:
+        worker.stop()
+
+
+@pytest.fixture
+def celery_worker_process(celery_worker_factory):
+    """One started worker on the shared Redis."""
+    return celery_worker_factory().start()
+
+
+def database_url_for_children() -> str:
+    """The test database as a URL a child process can use. The embedded server
+    listens on a unix socket whose directory dj-database-url puts in OPTIONS."""
+    db = connection.settings_dict
+    host = db.get("HOST") or db.get("OPTIONS", {}).get("host", "")
+    if db.get("PORT"):
+        return f"postgresql://{db['USER']}:{db['PASSWORD']}@{host}:{db['PORT']}/{db['NAME']}"
+    return f"postgresql://{db['USER']}:@/{db['NAME']}?host={host}"
 
 
 def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.1, message: str = "condition"):
@@ -126,3 +173,112 @@ def pytest_sessionfinish(session, exitstatus):
                 client.delete(key)
     except Exception:  # noqa: S110 - best-effort cleanup of a shared Redis
         pass
+
+
+class RedisServer:
+    """A redis-server of the test's own on a free port, which the test may stop
+    and start again (the shared one at 127.0.0.1:6379 is never touched)."""
+
+    def __init__(self, workdir: Path):
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.workdir = workdir
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        import redis
+
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            cwd=self.workdir,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        wait_for(lambda: _ping(redis.Redis.from_url(self.url)), timeout=10, message="private redis-server")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _ping(client) -> bool:
+    try:
+        return bool(client.ping())
+    except Exception:
+        return False
+
+
+@pytest.fixture
+def private_redis(tmp_path, settings):
+    """A private Redis that this process's Celery app publishes to (workers
+    started with ``REDIS_URL=private_redis.url`` consume from it)."""
+    from config.celery import app
+
+    server = RedisServer(tmp_path)
+    server.start()
+    original = app.conf.broker_url
+
+    def use(url: str) -> None:
+        app.conf.broker_url = url
+        app._pool = None  # drop pooled connections to the previous broker
+        app.amqp._producer_pool = None
+
+    use(server.url)
+    settings.REDIS_URL = server.url
+    yield server
+    use(original)
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def _twilio_settings(settings):
+    settings.TWILIO_AUTH_TOKEN = AUTH_TOKEN
+    settings.TWILIO_ACCOUNT_SID = "AC" + "1" * 32
+    settings.PUBLIC_BASE_URL = "https://repairs.example.com"
+
+
+@pytest.fixture
+def twilio_stub(settings, monkeypatch):
+    """The real twilio SDK pointed at a local stub; exported in the environment
+    so a Celery worker started afterwards uses it too."""
+    from conversations.twilio_client import _client
+
+    with TwilioStubServer() as server:
+        values = {
+            "TWILIO_API_BASE_URL": server.url,
+            "TWILIO_ACCOUNT_SID": settings.TWILIO_ACCOUNT_SID,
+            "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
+            "WHATSAPP_SENDER": "twilio",
+            "TWILIO_MEDIA_HOSTS": "api.twilio.com,twiliocdn.com,127.0.0.1",
+        }
+        for name, value in values.items():
+            monkeypatch.setenv(name, value)
+        settings.TWILIO_API_BASE_URL = server.url
+        settings.WHATSAPP_SENDER = "twilio"
+        settings.TWILIO_MEDIA_HOSTS = ["api.twilio.com", "twiliocdn.com", "127.0.0.1"]
+        _client.cache_clear()
+        yield server.stub
+        _client.cache_clear()
+
+
+@pytest.fixture
+def post_inbound(client):
+    """Post a signed webhook request; returns the response."""
+
+    def post(params=None, *, signature=None, **kwargs):
+        params = params or inbound_params(**kwargs)
+        url = f"{settings.PUBLIC_BASE_URL}{WEBHOOK_PATH}"
+        sig = signature if signature is not None else twilio_signature(auth_token=AUTH_TOKEN, url=url, params=params)
+        response = client.post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=sig)
+        response.params = params
+        return response
+
+    return post

@@ -79,11 +79,13 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "properties",
     "conversations",
     "retrieval",
     "orchestration",
     "evals",
+    "api",
 ]
 
 MIDDLEWARE = [
@@ -164,7 +166,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # not hand an unacknowledged task to a second worker while the first runs.
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600),
 }
-CELERY_BROKER_CONNECTION_MAX_RETRIES = 1
+# Workers reconnect for as long as Redis is away (publishers give up after
+# one quick retry through the transport options above).
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BEAT_SCHEDULE: dict = {}
 
@@ -183,6 +187,10 @@ if WHATSAPP_SENDER == "twilio" and not (TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN
     raise ImproperlyConfigured("WHATSAPP_SENDER=twilio needs TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN")
 if PRODUCTION and not TWILIO_AUTH_TOKEN:
     raise ImproperlyConfigured("TWILIO_AUTH_TOKEN is required when DJANGO_ENV=production")
+if not TWILIO_AUTH_TOKEN and WHATSAPP_SENDER == "console":
+    # Development without Twilio: `make demo` and `manage.py chat` sign their
+    # webhook requests with this token, so signatures are checked there too.
+    TWILIO_AUTH_TOKEN = "development-auth-token"  # noqa: S105 - never used with the twilio sender
 # The sender's own WhatsApp number used for outbound messages when no
 # Messaging Service is configured for the organization.
 WHATSAPP_DEFAULT_FROM = env("WHATSAPP_DEFAULT_FROM", "")
@@ -192,9 +200,22 @@ INBOUND_COALESCE_SECONDS = env_float("INBOUND_COALESCE_SECONDS", 3.0)
 INBOUND_SWEEP_GRACE_SECONDS = env_int("INBOUND_SWEEP_GRACE_SECONDS", 60)
 OUTBOUND_SWEEP_GRACE_SECONDS = env_int("OUTBOUND_SWEEP_GRACE_SECONDS", 120)
 SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 30)
+CELERY_BEAT_SCHEDULE["channel-sweep"] = {"task": "channel.sweep", "schedule": SWEEP_INTERVAL_SECONDS}
 # Approved WhatsApp templates for messages outside the 24-hour window, per purpose:
 # WHATSAPP_TEMPLATES="issue_update=HX...,generic=HX..."
 WHATSAPP_TEMPLATES = dict(item.split("=", 1) for item in env_list("WHATSAPP_TEMPLATES"))
+TWILIO_TIMEOUT_SECONDS = env_float("TWILIO_TIMEOUT_SECONDS", 10.0)
+# Longer bodies are stored cut to this length (the whole payload stays in raw_payload).
+INBOUND_MAX_BODY_CHARS = env_int("INBOUND_MAX_BODY_CHARS", 4096)
+WHATSAPP_SESSION_WINDOW_HOURS = env_int("WHATSAPP_SESSION_WINDOW_HOURS", 24)
+# Hosts (and their subdomains) media may be downloaded from, with our Twilio credentials.
+# Development adds this machine, where `manage.py chat --media` serves its photo.
+TWILIO_MEDIA_HOSTS = env_list(
+    "TWILIO_MEDIA_HOSTS", "api.twilio.com,twiliocdn.com,twilio.com" + ("" if PRODUCTION else ",127.0.0.1")
+)
+MEDIA_ALLOWED_TYPES = env_list(
+    "MEDIA_ALLOWED_TYPES", "image/jpeg,image/png,image/webp,image/heic,image/gif,video/mp4,application/pdf"
+)
 MEDIA_MAX_IMAGE_BYTES = env_int("MEDIA_MAX_IMAGE_BYTES", 5 * 1024 * 1024)
 MEDIA_MAX_TOTAL_BYTES = env_int("MEDIA_MAX_TOTAL_BYTES", 16 * 1024 * 1024)
 
@@ -216,11 +237,86 @@ LLM_MAX_RETRIES = env_int("LLM_MAX_RETRIES", 2)
 LLM_MAX_TOKENS = env_int("LLM_MAX_TOKENS", 1024)
 # A half-finished report idle for longer than this starts gathering afresh.
 GATHERING_STALE_HOURS = env_int("GATHERING_STALE_HOURS", 24)
+# Turn engine: messages of history shown to the model, rejected tool calls
+# tolerated before the fallback reply, passages per document search.
+TURN_HISTORY_MESSAGES = env_int("TURN_HISTORY_MESSAGES", 20)
+TURN_MAX_RETRIES = env_int("TURN_MAX_RETRIES", 2)
+TURN_KNOWLEDGE_HITS = env_int("TURN_KNOWLEDGE_HITS", 4)
+# pg_trgm word similarity an address or postcode needs to match a property.
+PROPERTY_MATCH_MIN_SIMILARITY = env_float("PROPERTY_MATCH_MIN_SIMILARITY", 0.45)
+# An open issue at the same property within this window, whose title and location
+# similarities add up to at least this, is a duplicate: new details are added to it.
+ISSUE_DUPLICATE_WINDOW_DAYS = env_int("ISSUE_DUPLICATE_WINDOW_DAYS", 14)
+ISSUE_DUPLICATE_MIN_SIMILARITY = env_float("ISSUE_DUPLICATE_MIN_SIMILARITY", 0.8)
+# Pretend thinking time of the scripted model (load benchmarks).
+SCRIPTED_MODEL_DELAY_MS = env_int("SCRIPTED_MODEL_DELAY_MS", 0)
+
+# --- Emergencies --------------------------------------------------------------
+
+# Model checks of a keyword alert: tries after the first, and the first backoff (doubling).
+EMERGENCY_VALIDATION_MAX_RETRIES = env_int("EMERGENCY_VALIDATION_MAX_RETRIES", 3)
+EMERGENCY_VALIDATION_RETRY_BACKOFF_SECONDS = env_int("EMERGENCY_VALIDATION_RETRY_BACKOFF_SECONDS", 10)
+# Alerts still pending (or not emailed) after this long are queued again by the sweeper.
+EMERGENCY_SWEEP_GRACE_SECONDS = env_int("EMERGENCY_SWEEP_GRACE_SECONDS", 300)
+# Another keyword hit of the same category within this window gets the safety
+# reply again but raises no new alert.
+EMERGENCY_REALERT_MINUTES = env_int("EMERGENCY_REALERT_MINUTES", 30)
+CELERY_BEAT_SCHEDULE["emergency-sweep"] = {"task": "emergency.sweep", "schedule": 60}
+
+# --- Evaluations ------------------------------------------------------------
+
+# Scheduled tiers 2 and 3 (Celery beat): retrieval quality weekly (Monday 03:00
+# UTC), the LLM judge monthly (1st, 04:00 UTC) on EVAL_JUDGE_SAMPLE conversations.
+EVAL_SCHEDULE_ENABLED = env_bool("EVAL_SCHEDULE_ENABLED", False)
+EVAL_JUDGE_SAMPLE = env_int("EVAL_JUDGE_SAMPLE", 50)
+if EVAL_SCHEDULE_ENABLED:
+    from celery.schedules import crontab
+
+    CELERY_BEAT_SCHEDULE["evals-retrieval-weekly"] = {
+        "task": "evals.retrieval",
+        "schedule": crontab(minute=0, hour=3, day_of_week=1),
+    }
+    CELERY_BEAT_SCHEDULE["evals-judge-monthly"] = {
+        "task": "evals.judge",
+        "schedule": crontab(minute=0, hour=4, day_of_month=1),
+    }
 
 # --- Retrieval --------------------------------------------------------------
 
+# Embedding model (retrieval/embeddings.py): "minilm" (all-MiniLM-L6-v2, English)
+# or "e5-multilingual" (multilingual-e5-small). Both are offline, 384 dimensions.
+# After changing it run ingest_documents again: it re-embeds (vectors of two models never mix).
 EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", "minilm")
 EMBEDDING_DIMENSIONS = 384
+EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32)
+# Chunk size in the embedding model's own tokens, title and headings included
+# (capped at what the model reads), and the overlap between chunks of one section.
+# Chosen with benchmarks/retrieval_chunk_sizes.py; the numbers are in README.md.
+CHUNK_MAX_TOKENS = env_int("CHUNK_MAX_TOKENS", 256)
+CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
+# Hybrid search (retrieval/search.py): weighted Reciprocal Rank Fusion,
+# score = w_vector / (k + vector_rank) + w_keyword / (k + keyword_rank).
+# Tuned with `manage.py eval_retrieval --sweep`; the numbers are in README.md.
+SEARCH_RRF_K = env_int("SEARCH_RRF_K", 5)
+SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 0.7)
+SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 0.3)
+SEARCH_VECTOR_CANDIDATES = env_int("SEARCH_VECTOR_CANDIDATES", 20)
+SEARCH_KEYWORD_CANDIDATES = env_int("SEARCH_KEYWORD_CANDIDATES", 20)
+# HNSW candidate list (pgvector hnsw.ef_search); must be >= SEARCH_VECTOR_CANDIDATES.
+SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 64)
+# A tenant's scope of at most this many chunks is scanned exactly instead of through HNSW.
+SEARCH_EXACT_SCAN_MAX_CHUNKS = env_int("SEARCH_EXACT_SCAN_MAX_CHUNKS", 2000)
+# Keyword leg: a query word matches a vocabulary word when their pg_trgm
+# similarity reaches this (typos: "presure" ~ "pressure" 0.7), taking at most
+# SEARCH_WORDS_PER_TERM closest words per query word.
+SEARCH_TRGM_THRESHOLD = env_float("SEARCH_TRGM_THRESHOLD", 0.4)
+SEARCH_WORDS_PER_TERM = env_int("SEARCH_WORDS_PER_TERM", 3)
+# Documents still waiting for their embedding task this long are queued again (beat).
+EMBEDDING_REQUEUE_AFTER_SECONDS = env_int("EMBEDDING_REQUEUE_AFTER_SECONDS", 900)
+CELERY_BEAT_SCHEDULE["retrieval-requeue-pending"] = {
+    "task": "retrieval.requeue_pending",
+    "schedule": float(env_int("EMBEDDING_REQUEUE_INTERVAL_SECONDS", 300)),
+}
 
 # --- Email (landlord notifications) -----------------------------------------
 
@@ -244,17 +340,48 @@ STORAGES = {
 
 # --- API --------------------------------------------------------------------
 
+# Knowledge document uploads (admin and API): plain text or Markdown up to this size.
+DOCUMENT_UPLOAD_MAX_BYTES = env_int("DOCUMENT_UPLOAD_MAX_BYTES", 2 * 1024 * 1024)
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": ["api.permissions.IsOrganizationMember"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
-    "PAGE_SIZE": 50,
+    "DEFAULT_PAGINATION_CLASS": "api.pagination.PagePagination",
+    "DEFAULT_FILTER_BACKENDS": [
+        "django_filters.rest_framework.DjangoFilterBackend",
+        "api.ordering.StrictOrderingFilter",
+    ],
+    "EXCEPTION_HANDLER": "api.errors.api_exception_handler",
+    "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),
+    "DEFAULT_RENDERER_CLASSES": [
+        "rest_framework.renderers.JSONRenderer",
+        "rest_framework.renderers.BrowsableAPIRenderer",
+    ],
 }
-SPECTACULAR_SETTINGS = {"TITLE": "Repairs API", "VERSION": "1.0.0", "SERVE_INCLUDE_SCHEMA": False}
+API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 200)
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Repairs API",
+    "DESCRIPTION": "The landlord's API: issues, properties, tenants, tenancies, conversations and documents of the "
+    "caller's organizations. Authenticate with `Authorization: Token <key>` (`manage.py api_token_create`).",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # The documentation page works offline: Swagger UI and Redoc are served from
+    # drf-spectacular-sidecar's static files, never from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "IssueStatusEnum": "properties.models.Issue.Status",
+        "MessageStatusEnum": "conversations.models.Message.Status",
+        "DocumentStatusEnum": "retrieval.models.Document.Status",
+        "IssueUpdateAuthorEnum": "properties.models.IssueUpdate.Author",
+        "MessageAuthorEnum": "conversations.models.Message.Author",
+    },
+}
 
 # --- Locale and logging ------------------------------------------------------
 

@@ -1,0 +1,301 @@
+"""Many tenants at once through the real stack: gunicorn, a Celery worker, Redis
+and a throwaway embedded PostgreSQL, with the scripted model answering after a
+realistic delay.
+
+Prints throughput, webhook acknowledgement latency, end-to-end reply latency
+(webhook accepted -> reply handed to the sender) and the counts of lost,
+duplicated and out-of-order messages, each of which must be zero.
+
+    .venv/bin/python benchmarks/load_end_to_end.py [--conversations 300] [--messages 10]
+        [--model-delay-ms 800] [--web-workers 2] [--worker-concurrency 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+AUTH_TOKEN = "load-benchmark-token"
+ORG_NUMBER = "+14155550100"
+
+
+def percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def configure(args) -> Path:
+    data_dir = Path(tempfile.mkdtemp(prefix="repairs-load-"))
+    os.environ.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "config.settings",
+            "DATA_DIR": str(data_dir),
+            "CELERY_KEY_PREFIX": f"load-{uuid.uuid4().hex[:8]}:",
+            "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
+            "WHATSAPP_SENDER": "console",
+            "LLM_BACKEND": "scripted",
+            "SCRIPTED_MODEL_DELAY_MS": str(args.model_delay_ms),
+            "PUBLIC_BASE_URL": f"http://127.0.0.1:{args.port}",
+            "INBOUND_COALESCE_SECONDS": str(args.coalesce_seconds),
+            "LOG_LEVEL": "WARNING",
+        }
+    )
+    os.environ.pop("DATABASE_URL", None)
+    os.environ.pop("ANTHROPIC_API_KEY", None)
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    return data_dir
+
+
+def seed(conversations: int) -> list[str]:
+    from django.core.management import call_command
+
+    from properties.models import Organization, Property, Tenancy, Tenant, WhatsAppNumber
+
+    call_command("migrate", interactive=False, verbosity=0)
+    org = Organization.objects.create(name="Load Lettings", slug="load", country="GB")
+    WhatsAppNumber.objects.create(organization=org, number=ORG_NUMBER)
+    phones = [f"+4477009{i:05d}" for i in range(conversations)]
+    properties = Property.objects.bulk_create(
+        Property(organization=org, code=f"P{i}", address=f"{i} Load Street, Leeds", postcode="LS1 1AA")
+        for i in range(conversations)
+    )
+    tenants = Tenant.objects.bulk_create(
+        Tenant(organization=org, phone=phone, name=f"Tenant {i}") for i, phone in enumerate(phones)
+    )
+    Tenancy.objects.bulk_create(
+        Tenancy(tenant=t, property=p, start_date="2026-01-01") for t, p in zip(tenants, properties, strict=True)
+    )
+    return phones
+
+
+def start_stack(args) -> dict[str, subprocess.Popen]:
+    env = dict(os.environ)  # carries the embedded server's DATABASE_URL
+    log_dir = Path(os.environ["DATA_DIR"])
+    commands = {
+        "web": [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "config.wsgi",
+            "--bind",
+            f"127.0.0.1:{args.port}",
+            "--workers",
+            str(args.web_workers),
+            "--threads",
+            "4",
+        ],
+        "worker": [
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "config",
+            "worker",
+            "-Q",
+            "inbound,llm,outbound,embeddings,default",
+            "--pool=threads",
+            f"--concurrency={args.worker_concurrency}",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=WARNING",
+        ],
+    }
+    children = {
+        name: subprocess.Popen(
+            cmd, cwd=ROOT, env=env, stdout=(log_dir / f"{name}.log").open("w"), stderr=subprocess.STDOUT
+        )
+        for name, cmd in commands.items()
+    }
+    import requests
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if requests.get(f"http://127.0.0.1:{args.port}/healthz", timeout=1).status_code == 200:
+                return children
+        except requests.RequestException:
+            time.sleep(0.3)
+    raise SystemExit("gunicorn did not answer /healthz within 60 s")
+
+
+def send_all(args, phones: list[str]) -> tuple[dict[str, float], list[float], float]:
+    """Each tenant sends its messages in order (a short pause between them);
+    tenants run concurrently. Every fifth message is delivered twice, as Twilio
+    does on a retry. Returns accepted-at times by SID, ack latencies and the
+    wall time of the sending phase."""
+    import requests
+    from twilio.request_validator import RequestValidator
+
+    url = f"http://127.0.0.1:{args.port}/webhooks/twilio/whatsapp"
+    validator = RequestValidator(AUTH_TOKEN)
+    accepted: dict[str, float] = {}
+    acks: list[float] = []
+    lock = threading.Lock()
+    local = threading.local()
+
+    def post(params: dict[str, str]) -> None:
+        session = getattr(local, "session", None) or requests.Session()
+        local.session = session
+        headers = {"X-Twilio-Signature": validator.compute_signature(url, params)}
+        started = time.monotonic()
+        response = session.post(url, data=params, headers=headers, timeout=30)
+        elapsed = time.monotonic() - started
+        if response.status_code != 200:
+            raise RuntimeError(f"webhook answered {response.status_code}: {response.text[:200]}")
+        with lock:
+            acks.append(elapsed * 1000)
+            accepted.setdefault(params["MessageSid"], time.time())
+
+    def tenant(phone: str) -> None:
+        for n in range(args.messages):
+            params = {
+                "MessageSid": f"SM{uuid.uuid4().hex}",
+                "AccountSid": "AC" + "0" * 32,
+                "From": f"whatsapp:{phone}",
+                "To": f"whatsapp:{ORG_NUMBER}",
+                "Body": f"Message {n}: the kitchen tap is dripping",
+                "NumMedia": "0",
+            }
+            post(params)
+            if n % 5 == 4:
+                post(params)  # a repeated delivery
+            time.sleep(args.gap_seconds)
+
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=args.senders) as pool:
+        list(pool.map(tenant, phones))
+    return accepted, acks, time.monotonic() - started
+
+
+def wait_processed(expected: int, timeout: float) -> float:
+    from conversations.models import Message
+
+    started = time.monotonic()
+    last = -1
+    while time.monotonic() - started < timeout:
+        done = Message.objects.filter(direction="inbound", processed_at__isnull=False).count()
+        if done != last:
+            print(f"  processed {done}/{expected}", flush=True)
+            last = done
+        if done >= expected:
+            break
+        time.sleep(2)
+    return time.monotonic() - started
+
+
+def audit(accepted: dict[str, float]) -> dict[str, float]:
+    from conversations.models import Message
+    from orchestration.models import Turn
+
+    inbound = {m.provider_sid: m for m in Message.objects.filter(direction="inbound")}
+    lost = sum(1 for sid in accepted if sid not in inbound or inbound[sid].processed_at is None)
+    handled: dict[int, int] = {}
+    out_of_order = 0
+    last_max: dict[int, int] = {}
+    for turn in Turn.objects.order_by("created_at", "id"):
+        for message_id in turn.message_ids:
+            handled[message_id] = handled.get(message_id, 0) + 1
+        if turn.message_ids:
+            if min(turn.message_ids) < last_max.get(turn.conversation_id, 0):
+                out_of_order += 1
+            last_max[turn.conversation_id] = max([*turn.message_ids, last_max.get(turn.conversation_id, 0)])
+    duplicated = sum(1 for count in handled.values() if count > 1)
+    # End to end: from the webhook accepting a message to the first reply in
+    # its conversation stored after that (the reply of the turn that handled it).
+    replies: dict[int, list[Message]] = {}
+    for message in Message.objects.filter(direction="outbound").order_by("created_at"):
+        replies.setdefault(message.conversation_id, []).append(message)
+    latencies = []
+    for sid, at in accepted.items():
+        message = inbound.get(sid)
+        if message is None:
+            continue
+        reply = next((r for r in replies.get(message.conversation_id, []) if r.created_at.timestamp() >= at), None)
+        if reply is not None:
+            latencies.append((reply.sent_at or reply.created_at).timestamp() - at)
+    return {
+        "inbound_rows": len(inbound),
+        "turns": Turn.objects.count(),
+        "replies": sum(len(r) for r in replies.values()),
+        "lost": lost,
+        "duplicated": duplicated,
+        "out_of_order": out_of_order,
+        "e2e_p50_s": percentile(latencies, 50),
+        "e2e_p95_s": percentile(latencies, 95),
+        "e2e_p99_s": percentile(latencies, 99),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--conversations", type=int, default=300)
+    parser.add_argument("--messages", type=int, default=10, help="messages per conversation")
+    parser.add_argument("--model-delay-ms", type=int, default=800, help="scripted model's pretend thinking time")
+    parser.add_argument("--gap-seconds", type=float, default=0.5, help="pause between one tenant's messages")
+    parser.add_argument("--coalesce-seconds", type=float, default=1.0)
+    parser.add_argument("--senders", type=int, default=64, help="concurrent tenants sending")
+    parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument("--worker-concurrency", type=int, default=16)
+    parser.add_argument("--port", type=int, default=8765)
+    parser.add_argument("--timeout", type=float, default=900)
+    args = parser.parse_args()
+
+    data_dir = configure(args)
+    children: dict[str, subprocess.Popen] = {}
+    try:
+        phones = seed(args.conversations)
+        children = start_stack(args)
+        total = args.conversations * args.messages
+        print(
+            f"{args.conversations} conversations x {args.messages} messages = {total} messages "
+            f"(+{total // 5} repeated deliveries); scripted model delay {args.model_delay_ms} ms; "
+            f"gunicorn {args.web_workers} workers, celery {args.worker_concurrency} threads; {os.cpu_count()} cores",
+            flush=True,
+        )
+        accepted, acks, send_wall = send_all(args, phones)
+        print(f"sent in {send_wall:.1f} s: {len(acks) / send_wall:.0f} webhook requests/s", flush=True)
+        drain = wait_processed(total, args.timeout)
+        result = audit(accepted)
+        print(
+            f"\nwebhook ack latency ms: p50 {percentile(acks, 50):.1f}  p95 {percentile(acks, 95):.1f}  "
+            f"p99 {percentile(acks, 99):.1f}  max {max(acks):.1f}\n"
+            f"end-to-end reply latency s: p50 {result['e2e_p50_s']:.2f}  p95 {result['e2e_p95_s']:.2f}  "
+            f"p99 {result['e2e_p99_s']:.2f}\n"
+            f"throughput: {total / (send_wall + drain):.1f} messages/s handled end to end "
+            f"({send_wall + drain:.0f} s)\n"
+            f"rows {result['inbound_rows']}  turns {result['turns']}  replies {result['replies']}\n"
+            f"lost {result['lost']}  duplicated {result['duplicated']}  out of order {result['out_of_order']}"
+        )
+        return 0 if result["lost"] == result["duplicated"] == result["out_of_order"] == 0 else 1
+    finally:
+        for child in children.values():
+            child.send_signal(signal.SIGTERM)
+        for child in children.values():
+            try:
+                child.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                child.kill()
+        from django.db import connections
+
+        connections.close_all()
+        shutil.rmtree(data_dir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,140 @@
+"""Faults lose nothing: a real Celery worker on real Redis, killed, starved of
+Redis, or fed duplicates and bursts; every message is handled once, in order."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from conftest import AUTH_TOKEN, wait_for
+from conversations.models import Message
+from conversations.sweeper import channel_sweep
+from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
+from orchestration.models import Turn
+from orchestration.scripted import scripted_clear, scripted_queue
+from orchestration.tests.conftest import ORG_NUMBER, PHONE, call
+
+pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
+
+
+def replies_to(phone: str) -> list[str]:
+    return list(
+        Message.objects.filter(direction="outbound", to_address=f"whatsapp:{phone}")
+        .order_by("id")
+        .values_list("body", flat=True)
+    )
+
+
+def settle(predicate, seconds: float = 3.0) -> None:
+    """Wait a little longer to see that nothing more happens."""
+    time.sleep(seconds)
+    assert predicate()
+
+
+def test_worker_killed_mid_turn_handles_the_message_once_after_restart(
+    home, post_inbound, celery_worker_factory, settings
+):
+    slow = celery_worker_factory(SCRIPTED_MODEL_DELAY_MS="4000", INBOUND_COALESCE_SECONDS="0")
+    slow.start()
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="hello")
+    message = Message.objects.get(provider_sid=response.params["MessageSid"])
+    wait_for(lambda: "inbound.process" in slow.log_path.read_text(), message="the worker to take the task")
+    time.sleep(1)  # the model is "thinking"
+    slow.kill()
+    message.refresh_from_db()
+    assert message.processed_at is None and replies_to(PHONE) == []
+
+    # A new worker; Redis redelivers the unacknowledged task after the
+    # visibility timeout, and the sweeper re-queues from the database: both
+    # paths may run, the message is still answered once.
+    celery_worker_factory(INBOUND_COALESCE_SECONDS="0", CELERY_VISIBILITY_TIMEOUT="3").start()
+    settings.INBOUND_SWEEP_GRACE_SECONDS = 0
+    channel_sweep()
+    wait_for(lambda: len(replies_to(PHONE)) == 1, timeout=60, message="one reply")
+    settle(lambda: len(replies_to(PHONE)) == 1 and Turn.objects.count() == 1, seconds=5)
+    message.refresh_from_db()
+    assert message.processed_at is not None
+
+
+def test_redis_down_messages_are_kept_and_handled_once_when_it_returns(
+    home, post_inbound, private_redis, celery_worker_factory, settings
+):
+    celery_worker_factory(REDIS_URL=private_redis.url, INBOUND_COALESCE_SECONDS="0").start()
+    private_redis.stop()
+    phones = ["+447700900123", "+447700900777"]
+    for phone in phones:
+        response = post_inbound(phone=phone, to=ORG_NUMBER, body="hello, anyone there?")
+        assert response.status_code == 200
+    assert Message.objects.filter(direction="inbound", processed_at__isnull=True).count() == 2
+
+    private_redis.start()
+    settings.INBOUND_SWEEP_GRACE_SECONDS = 0
+    wait_for(lambda: channel_sweep()["inbound"] == 2, timeout=15, message="the sweeper to reach Redis")
+    wait_for(lambda: all(len(replies_to(phone)) == 1 for phone in phones), timeout=60, message="a reply to each tenant")
+    settle(lambda: all(len(replies_to(phone)) == 1 for phone in phones))
+    assert not Message.objects.filter(direction="inbound", processed_at__isnull=True).exists()
+
+
+def test_claude_down_past_retries_gives_the_fallback_and_escalates(
+    home, post_inbound, anthropic_stub, celery_worker_factory
+):
+    from orchestration.testing.anthropic_stub import error_reply
+
+    anthropic_stub.default = error_reply(529, "overloaded_error")
+    celery_worker_factory(INBOUND_COALESCE_SECONDS="0").start()
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="my boiler is broken")
+    wait_for(lambda: replies_to(PHONE), timeout=60, message="the fallback reply")
+    assert "passed your message" in replies_to(PHONE)[0]
+    turn = Turn.objects.get()
+    assert turn.outcome == "fallback" and turn.conversation.escalated_at is not None
+
+
+def _deliver_concurrently(params_list: list[dict]) -> list[int]:
+    url = "https://repairs.example.com" + WEBHOOK_PATH
+    barrier = threading.Barrier(len(params_list))
+    statuses = []
+
+    def deliver(params):
+        signature = twilio_signature(auth_token=AUTH_TOKEN, url=url, params=params)
+        barrier.wait()
+        try:
+            statuses.append(Client().post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=signature).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=deliver, args=(p,)) for p in params_list]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return statuses
+
+
+def test_five_simultaneous_deliveries_and_a_burst_of_ten_get_one_reply_each(home, celery_worker_factory):
+    celery_worker_factory(INBOUND_COALESCE_SECONDS="2").start()
+    try:
+        # The same message five times at once.
+        duplicate = inbound_params(phone=PHONE, to=ORG_NUMBER, body="hello")
+        scripted_queue(phone=PHONE, calls=[call("respond", message="Hello! How can I help?")])
+        assert _deliver_concurrently([duplicate] * 5) == [200] * 5
+        wait_for(lambda: len(replies_to(PHONE)) == 1, timeout=60, message="one reply to the duplicate")
+        assert Message.objects.filter(provider_sid=duplicate["MessageSid"]).count() == 1
+
+        # Ten messages from one tenant within a second: one turn, in order.
+        scripted_queue(phone=PHONE, calls=[call("respond", message="Got all of that, thanks.")])
+        burst = [inbound_params(phone=PHONE, to=ORG_NUMBER, body=f"part {n}") for n in range(10)]
+        for params in burst:
+            assert _deliver_concurrently([params]) == [200]
+        wait_for(lambda: len(replies_to(PHONE)) == 2, timeout=60, message="one reply to the burst")
+        settle(lambda: len(replies_to(PHONE)) == 2)
+        turn = Turn.objects.order_by("-id").first()
+        sids = [p["MessageSid"] for p in burst]
+        stored = dict(Message.objects.filter(provider_sid__in=sids).values_list("provider_sid", "id"))
+        assert turn.message_ids == [stored[sid] for sid in sids]  # all ten, in arrival order
+        assert Turn.objects.count() == 2
+    finally:
+        scripted_clear(phone=PHONE)
