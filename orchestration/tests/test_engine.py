@@ -224,7 +224,9 @@ def test_an_emergency_the_keywords_missed_still_gets_safety_advice_and_an_alert(
 
     [reply] = tenant_says(
         "the radiator valve snapped off and it is spraying across the room",
-        model=[issue_call(urgency="emergency", photo="not_needed", title="Burst radiator pipe", location="living room")],
+        model=[
+            issue_call(urgency="emergency", photo="not_needed", title="Burst radiator pipe", location="living room")
+        ],
     )
     alert = EmergencyAlert.objects.get()
     assert (alert.source, alert.category) == ("model", "flooding")
