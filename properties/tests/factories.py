@@ -56,7 +56,7 @@ class UserFactory(factory.django.DjangoModelFactory):
 
     username = factory.Sequence(lambda n: f"user{n}")
     is_staff = True
-    password = factory.PostGenerationMethodCall("set_password", "password")
+    password = factory.django.Password("password")
 
 
 class MembershipFactory(factory.django.DjangoModelFactory):

@@ -6,6 +6,7 @@ from django.contrib.auth.models import Group, User
 from django.urls import reverse
 from rest_framework.authtoken.models import TokenProxy
 
+from evals.models import EvalRun, JudgeVerdict
 from orchestration.models import EmergencyRule
 from properties.admin_scoping import OrganizationScopedAdminMixin, OrganizationScopedInlineMixin
 from properties.models import Membership, Property, Tenancy
@@ -24,12 +25,14 @@ pytestmark = pytest.mark.django_db
 # Third-party admins that keep Django's own model permissions: only superusers
 # (or users given those permissions explicitly) reach them; members never do.
 DJANGO_OWN = {User, Group, TokenProxy}
+# Evaluation results span organizations: superusers only (see evals/admin.py).
+SUPERUSER_ONLY = {EvalRun, JudgeVerdict}
 
 
 def test_every_registered_admin_and_inline_uses_the_scoping_mixin():
     checked = 0
     for model, model_admin in admin.site._registry.items():
-        if model in DJANGO_OWN:
+        if model in DJANGO_OWN | SUPERUSER_ONLY:
             continue
         assert isinstance(model_admin, OrganizationScopedAdminMixin), model
         assert scope_for(model) is not None, f"{model} missing from SCOPES"
@@ -38,6 +41,16 @@ def test_every_registered_admin_and_inline_uses_the_scoping_mixin():
             assert scope_for(inline.model) is not None, inline.model
         checked += 1
     assert checked >= 15
+
+
+def test_evaluation_admins_are_closed_to_members(rf):
+    member = MembershipFactory().user
+    request = rf.get("/admin/")
+    request.user = member
+    for model in SUPERUSER_ONLY:
+        model_admin = admin.site._registry[model]
+        assert not model_admin.has_module_permission(request), model
+        assert not model_admin.has_view_permission(request), model
 
 
 def test_every_scope_path_resolves_to_an_organization():
