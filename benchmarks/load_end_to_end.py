@@ -14,173 +14,43 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import signal
-import subprocess
 import sys
-import tempfile
-import threading
 import time
-import uuid
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-AUTH_TOKEN = "load-benchmark-token"
-ORG_NUMBER = "+14155550100"
-
-
-def percentile(values: list[float], q: float) -> float:
-    if not values:
-        return float("nan")
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
-
-
-def configure(args) -> Path:
-    data_dir = Path(tempfile.mkdtemp(prefix="repairs-load-"))
-    os.environ.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "config.settings",
-            "DATA_DIR": str(data_dir),
-            "CELERY_KEY_PREFIX": f"load-{uuid.uuid4().hex[:8]}:",
-            "TWILIO_AUTH_TOKEN": AUTH_TOKEN,
-            "WHATSAPP_SENDER": "console",
-            "LLM_BACKEND": "scripted",
-            "SCRIPTED_MODEL_DELAY_MS": str(args.model_delay_ms),
-            "PUBLIC_BASE_URL": f"http://127.0.0.1:{args.port}",
-            "INBOUND_COALESCE_SECONDS": str(args.coalesce_seconds),
-            "LOG_LEVEL": "WARNING",
-        }
-    )
-    os.environ.pop("DATABASE_URL", None)
-    os.environ.pop("ANTHROPIC_API_KEY", None)
-    sys.path.insert(0, str(ROOT))
-    import django
-
-    django.setup()
-    return data_dir
+from _stack import (
+    SignedPoster,
+    children_start,
+    children_stop,
+    configure,
+    gunicorn_command,
+    inbound,
+    organization_with_tenants,
+    percentile,
+    teardown,
+    worker_command,
+)
 
 
-def seed(conversations: int) -> list[str]:
-    from django.core.management import call_command
-
-    from properties.models import Organization, Property, Tenancy, Tenant, WhatsAppNumber
-
-    call_command("migrate", interactive=False, verbosity=0)
-    org = Organization.objects.create(name="Load Lettings", slug="load", country="GB")
-    WhatsAppNumber.objects.create(organization=org, number=ORG_NUMBER)
-    phones = [f"+4477009{i:05d}" for i in range(conversations)]
-    properties = Property.objects.bulk_create(
-        Property(organization=org, code=f"P{i}", address=f"{i} Load Street, Leeds", postcode="LS1 1AA")
-        for i in range(conversations)
-    )
-    tenants = Tenant.objects.bulk_create(
-        Tenant(organization=org, phone=phone, name=f"Tenant {i}") for i, phone in enumerate(phones)
-    )
-    Tenancy.objects.bulk_create(
-        Tenancy(tenant=t, property=p, start_date="2026-01-01") for t, p in zip(tenants, properties, strict=True)
-    )
-    return phones
-
-
-def start_stack(args) -> dict[str, subprocess.Popen]:
-    env = dict(os.environ)  # carries the embedded server's DATABASE_URL
-    log_dir = Path(os.environ["DATA_DIR"])
-    commands = {
-        "web": [
-            sys.executable,
-            "-m",
-            "gunicorn",
-            "config.wsgi",
-            "--bind",
-            f"127.0.0.1:{args.port}",
-            "--workers",
-            str(args.web_workers),
-            "--threads",
-            "4",
-        ],
-        "worker": [
-            sys.executable,
-            "-m",
-            "celery",
-            "-A",
-            "config",
-            "worker",
-            "-Q",
-            "inbound,llm,outbound,embeddings,default",
-            "--pool=threads",
-            f"--concurrency={args.worker_concurrency}",
-            "--without-gossip",
-            "--without-mingle",
-            "--loglevel=WARNING",
-        ],
-    }
-    children = {
-        name: subprocess.Popen(
-            cmd, cwd=ROOT, env=env, stdout=(log_dir / f"{name}.log").open("w"), stderr=subprocess.STDOUT
-        )
-        for name, cmd in commands.items()
-    }
-    import requests
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if requests.get(f"http://127.0.0.1:{args.port}/healthz", timeout=1).status_code == 200:
-                return children
-        except requests.RequestException:
-            time.sleep(0.3)
-    raise SystemExit("gunicorn did not answer /healthz within 60 s")
-
-
-def send_all(args, phones: list[str]) -> tuple[dict[str, float], list[float], float]:
+def send_all(args, phones: list[str]) -> tuple[SignedPoster, float]:
     """Each tenant sends its messages in order (a short pause between them);
     tenants run concurrently. Every fifth message is delivered twice, as Twilio
-    does on a retry. Returns accepted-at times by SID, ack latencies and the
-    wall time of the sending phase."""
-    import requests
-    from twilio.request_validator import RequestValidator
-
-    url = f"http://127.0.0.1:{args.port}/webhooks/twilio/whatsapp"
-    validator = RequestValidator(AUTH_TOKEN)
-    accepted: dict[str, float] = {}
-    acks: list[float] = []
-    lock = threading.Lock()
-    local = threading.local()
-
-    def post(params: dict[str, str]) -> None:
-        session = getattr(local, "session", None) or requests.Session()
-        local.session = session
-        headers = {"X-Twilio-Signature": validator.compute_signature(url, params)}
-        started = time.monotonic()
-        response = session.post(url, data=params, headers=headers, timeout=30)
-        elapsed = time.monotonic() - started
-        if response.status_code != 200:
-            raise RuntimeError(f"webhook answered {response.status_code}: {response.text[:200]}")
-        with lock:
-            acks.append(elapsed * 1000)
-            accepted.setdefault(params["MessageSid"], time.time())
+    does on a retry. Returns the poster (acceptance times and latencies) and
+    the wall time of the sending phase."""
+    poster = SignedPoster(args.port)
 
     def tenant(phone: str) -> None:
         for n in range(args.messages):
-            params = {
-                "MessageSid": f"SM{uuid.uuid4().hex}",
-                "AccountSid": "AC" + "0" * 32,
-                "From": f"whatsapp:{phone}",
-                "To": f"whatsapp:{ORG_NUMBER}",
-                "Body": f"Message {n}: the kitchen tap is dripping",
-                "NumMedia": "0",
-            }
-            post(params)
+            params = inbound(phone, f"Message {n}: the kitchen tap is dripping")
+            poster.post(params)
             if n % 5 == 4:
-                post(params)  # a repeated delivery
+                poster.post(params)  # a repeated delivery
             time.sleep(args.gap_seconds)
 
     started = time.monotonic()
     with ThreadPoolExecutor(max_workers=args.senders) as pool:
         list(pool.map(tenant, phones))
-    return accepted, acks, time.monotonic() - started
+    return poster, time.monotonic() - started
 
 
 def wait_processed(expected: int, timeout: float) -> float:
@@ -256,11 +126,21 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=900)
     args = parser.parse_args()
 
-    data_dir = configure(args)
-    children: dict[str, subprocess.Popen] = {}
+    data_dir = configure(
+        args.port,
+        SCRIPTED_MODEL_DELAY_MS=str(args.model_delay_ms),
+        INBOUND_COALESCE_SECONDS=str(args.coalesce_seconds),
+    )
+    children = {}
     try:
-        phones = seed(args.conversations)
-        children = start_stack(args)
+        phones = organization_with_tenants(args.conversations)
+        children = children_start(
+            args.port,
+            {
+                "web": gunicorn_command(args.port, args.web_workers),
+                "worker": worker_command(args.worker_concurrency),
+            },
+        )
         total = args.conversations * args.messages
         print(
             f"{args.conversations} conversations x {args.messages} messages = {total} messages "
@@ -268,10 +148,11 @@ def main() -> int:
             f"gunicorn {args.web_workers} workers, celery {args.worker_concurrency} threads; {os.cpu_count()} cores",
             flush=True,
         )
-        accepted, acks, send_wall = send_all(args, phones)
+        poster, send_wall = send_all(args, phones)
+        acks = poster.latencies_ms
         print(f"sent in {send_wall:.1f} s: {len(acks) / send_wall:.0f} webhook requests/s", flush=True)
         drain = wait_processed(total, args.timeout)
-        result = audit(accepted)
+        result = audit(poster.accepted)
         print(
             f"\nwebhook ack latency ms: p50 {percentile(acks, 50):.1f}  p95 {percentile(acks, 95):.1f}  "
             f"p99 {percentile(acks, 99):.1f}  max {max(acks):.1f}\n"
@@ -284,17 +165,8 @@ def main() -> int:
         )
         return 0 if result["lost"] == result["duplicated"] == result["out_of_order"] == 0 else 1
     finally:
-        for child in children.values():
-            child.send_signal(signal.SIGTERM)
-        for child in children.values():
-            try:
-                child.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                child.kill()
-        from django.db import connections
-
-        connections.close_all()
-        shutil.rmtree(data_dir, ignore_errors=True)
+        children_stop(children)
+        teardown(data_dir)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,113 @@
+"""Signed WhatsApp webhook posts at the app under gunicorn, next to a bare
+Django view in the same run: sustained requests per second, p50/p95/p99
+acknowledgement latency, and how many messages were lost or duplicated (each
+must be zero).
+
+No Celery worker runs: the webhook's work ends when the processing task is in
+Redis, so the benchmark counts the queued tasks too (one per new message; a
+repeated delivery queues nothing). Every fifth message is delivered twice at
+the same moment, as Twilio does when it retries.
+
+    .venv/bin/python benchmarks/webhook_throughput.py [--messages 3000] [--senders 16] [--web-workers 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from _stack import (
+    SignedPoster,
+    children_start,
+    children_stop,
+    configure,
+    gunicorn_command,
+    inbound,
+    organization_with_tenants,
+    percentile,
+    teardown,
+)
+
+
+def drive(poster: SignedPoster, requests: list[dict[str, str]], senders: int) -> float:
+    started = time.monotonic()
+    with ThreadPoolExecutor(max_workers=senders) as pool:
+        list(pool.map(poster.post, requests))
+    return time.monotonic() - started
+
+
+def report(name: str, poster: SignedPoster, wall: float) -> None:
+    ms = poster.latencies_ms
+    print(
+        f"  {name:10s} {len(ms) / wall:7.0f} req/s   p50 {percentile(ms, 50):6.1f}  p95 {percentile(ms, 95):6.1f}  "
+        f"p99 {percentile(ms, 99):6.1f} ms"
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=3000, help="distinct messages (plus repeated deliveries)")
+    parser.add_argument("--tenants", type=int, default=300)
+    parser.add_argument("--senders", type=int, default=16, help="concurrent connections")
+    parser.add_argument("--web-workers", type=int, default=2)
+    parser.add_argument("--port", type=int, default=8766)
+    args = parser.parse_args()
+
+    data_dir = configure(args.port)
+    children = {}
+    try:
+        phones = organization_with_tenants(args.tenants)
+        children = children_start(args.port, {"web": gunicorn_command(args.port, args.web_workers, "_bare_wsgi")})
+        messages = [inbound(phones[n % len(phones)], f"Message {n}: the kitchen tap is dripping") for n in range(200)]
+        drive(SignedPoster(args.port, "/bare"), messages, args.senders)  # warm up
+        drive(SignedPoster(args.port), messages, args.senders)
+
+        deliveries = []
+        for n in range(args.messages):
+            params = inbound(phones[n % len(phones)], f"Message {n}: the kitchen tap is dripping")
+            deliveries += [params, params] if n % 5 == 4 else [params]
+        print(
+            f"{len(deliveries)} posts each ({args.messages} messages, {len(deliveries) - args.messages} repeated), "
+            f"{args.senders} connections, gunicorn {args.web_workers} workers x 4 threads, {os.cpu_count()} cores"
+        )
+        bare = SignedPoster(args.port, "/bare")
+        report("bare view", bare, drive(bare, deliveries, args.senders))
+        webhook = SignedPoster(args.port)
+        report("webhook", webhook, drive(webhook, deliveries, args.senders))
+        lost, duplicated, tasks = audit(webhook.accepted, warmup=messages)
+        print(
+            f"  messages stored {len(webhook.accepted) - lost}/{len(webhook.accepted)}: "
+            f"lost {lost}, duplicated {duplicated}"
+        )
+        print(f"  processing tasks queued {tasks} for {args.messages} new messages")
+        return 0 if lost == duplicated == 0 and tasks == args.messages else 1
+    finally:
+        children_stop(children)
+        teardown(data_dir)
+
+
+def audit(accepted: dict[str, float], warmup: list[dict[str, str]]) -> tuple[int, int, int]:
+    """Lost: accepted by the webhook but not stored. Duplicated: stored more
+    than once. Tasks: processing tasks waiting in Redis for the measured
+    messages (the warm-up's are subtracted)."""
+    import redis
+    from django.conf import settings
+    from django.db.models import Count
+
+    from conversations.models import Message
+
+    stored = dict(
+        Message.objects.filter(provider_sid__in=list(accepted)).values_list("provider_sid").annotate(n=Count("id"))
+    )
+    lost = sum(1 for sid in accepted if sid not in stored)
+    duplicated = sum(n - 1 for n in stored.values())
+    queue = settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] + "inbound"
+    tasks = redis.Redis.from_url(settings.REDIS_URL).llen(queue) - len(warmup)
+    return lost, duplicated, tasks
+
+
+if __name__ == "__main__":
+    sys.exit(main())
