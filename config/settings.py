@@ -62,7 +62,9 @@ if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS is required when DJANGO_ENV=production")
 # The public base URL Twilio posts to (scheme and host, no trailing slash). The
 # webhook signature is computed over it, never over the Host header.
-PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", "http://localhost:8000").rstrip("/")
+PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", "" if PRODUCTION else "http://localhost:8000").rstrip("/")
+if PRODUCTION and not PUBLIC_BASE_URL:
+    raise ImproperlyConfigured("PUBLIC_BASE_URL is required when DJANGO_ENV=production (Twilio signs that URL)")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", PUBLIC_BASE_URL)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if PRODUCTION else None
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = PRODUCTION
@@ -180,6 +182,8 @@ TWILIO_AUTH_TOKEN = env("TWILIO_AUTH_TOKEN")
 TWILIO_API_BASE_URL = env("TWILIO_API_BASE_URL", "")
 # Verify X-Twilio-Signature on every webhook. Only ever off in local tinkering.
 TWILIO_VALIDATE_SIGNATURE = env_bool("TWILIO_VALIDATE_SIGNATURE", True)
+if PRODUCTION and not TWILIO_VALIDATE_SIGNATURE:
+    raise ImproperlyConfigured("TWILIO_VALIDATE_SIGNATURE cannot be turned off when DJANGO_ENV=production")
 WHATSAPP_SENDER = env("WHATSAPP_SENDER", "console")
 if WHATSAPP_SENDER not in {"twilio", "console"}:
     raise ImproperlyConfigured("WHATSAPP_SENDER must be 'twilio' or 'console'")

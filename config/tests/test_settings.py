@@ -1,0 +1,56 @@
+"""Production mode refuses to start without what it needs, naming it."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+from django.conf import settings
+
+PRODUCTION = {
+    "DJANGO_ENV": "production",
+    "DJANGO_SECRET_KEY": "a-real-secret",
+    "DATABASE_URL": "postgres://repairs:secret@db.internal:5432/repairs",
+    "ALLOWED_HOSTS": "repairs.example.com",
+    "PUBLIC_BASE_URL": "https://repairs.example.com",
+    "TWILIO_ACCOUNT_SID": "AC" + "1" * 32,
+    "TWILIO_AUTH_TOKEN": "a-real-token",
+    "WHATSAPP_SENDER": "twilio",
+    "ANTHROPIC_API_KEY": "sk-ant-real",
+    "LLM_BACKEND": "anthropic",
+}
+
+
+def django_setup(**overrides: str | None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in PRODUCTION and k != "TWILIO_VALIDATE_SIGNATURE"}
+    env.update({k: v for k, v in {**PRODUCTION, **overrides}.items() if v is not None})
+    return subprocess.run(
+        [sys.executable, "-c", "import django; django.setup()"],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_production_starts_with_everything_set():
+    result = django_setup()
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    "missing",
+    ["DJANGO_SECRET_KEY", "DATABASE_URL", "ALLOWED_HOSTS", "PUBLIC_BASE_URL", "TWILIO_AUTH_TOKEN", "ANTHROPIC_API_KEY"],
+)
+def test_production_refuses_to_start_without(missing):
+    result = django_setup(**{missing: None})
+    assert result.returncode != 0
+    assert "ImproperlyConfigured" in result.stderr
+    assert missing in result.stderr
+
+
+def test_production_refuses_unsigned_webhooks():
+    result = django_setup(TWILIO_VALIDATE_SIGNATURE="false")
+    assert result.returncode != 0
+    assert "TWILIO_VALIDATE_SIGNATURE" in result.stderr
