@@ -345,7 +345,7 @@ STORAGES = {
 # --- API --------------------------------------------------------------------
 
 # Knowledge document uploads (admin and API): plain text or Markdown up to this size.
-DOCUMENT_UPLOAD_MAX_BYTES = env_int("DOCUMENT_UPLOAD_MAX_BYTES", 2 * 1024 * 1024)
+DOCUMENT_UPLOAD_MAX_BYTES = env_int("DOCUMENT_UPLOAD_MAX_BYTES", 10 * 1024 * 1024)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

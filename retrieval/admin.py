@@ -25,7 +25,7 @@ class DocumentUploadForm(forms.Form):
         queryset=Property.objects.none(), required=False, help_text="Empty: applies to every property."
     )
     title = forms.CharField(max_length=300, required=False, help_text="Empty: taken from the file name.")
-    file = forms.FileField(help_text="Plain text or Markdown, UTF-8.")
+    file = forms.FileField(help_text="PDF with a text layer, or plain text or Markdown in UTF-8.")
 
     def __init__(self, *args, user, **kwargs):
         super().__init__(*args, **kwargs)

@@ -1,4 +1,5 @@
-"""Reading knowledge documents from disk: files, titles and MANIFEST.json.
+"""Reading knowledge documents from disk (Markdown, plain text, PDF): files,
+titles and MANIFEST.json.
 
 A folder may hold a ``MANIFEST.json``: a list of ``{"file": "boiler-guide.md",
 "title": "...", "property_scope": "all" | "<property code>"}``. Files it lists
@@ -13,7 +14,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt"}
+from retrieval.pdf_text import PdfTextError, pdf_text
+
+SUPPORTED_SUFFIXES = {".md", ".markdown", ".txt", ".pdf"}
 MANIFEST_NAME = "MANIFEST.json"
 
 
@@ -100,6 +103,11 @@ def source_files(paths: list[Path]) -> list[SourceFile]:
 
 
 def file_text(path: Path) -> str:
+    if path.suffix.lower() == ".pdf":
+        try:
+            return pdf_text(path.read_bytes())
+        except PdfTextError as exc:
+            raise DocumentSourceError(f"{path}: {exc}") from exc
     try:
         return path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:

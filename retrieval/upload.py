@@ -16,6 +16,7 @@ from django.db import transaction
 
 from properties.models import Organization, Property
 from retrieval.models import Document
+from retrieval.pdf_text import PdfTextError, pdf_text
 from retrieval.services import document_embed_queue, document_ingest
 
 logger = logging.getLogger(__name__)
@@ -33,13 +34,18 @@ def document_text_read(*, uploaded_file: UploadedFile) -> str:
     if uploaded_file.size is not None and uploaded_file.size > limit:
         raise DocumentUploadError(f"The file is larger than {limit // 1024} KB.")
     suffix = PurePath(uploaded_file.name or "").suffix.lower()
-    if suffix not in TEXT_SUFFIXES:
+    if suffix not in TEXT_SUFFIXES | {".pdf"}:
         raise DocumentUploadError(
-            f"{suffix} files are not supported: upload plain text or Markdown (.txt, .md), UTF-8 encoded."
+            f"{suffix} files are not supported: upload PDF, plain text or Markdown (.pdf, .txt, .md)."
         )
     raw = uploaded_file.read(limit + 1)
     if len(raw) > limit:
         raise DocumentUploadError(f"The file is larger than {limit // 1024} KB.")
+    if suffix == ".pdf":
+        try:
+            return pdf_text(raw)
+        except PdfTextError as error:
+            raise DocumentUploadError(str(error)) from None
     if b"\x00" in raw:
         raise DocumentUploadError("The file is binary, not text: upload plain text or Markdown, UTF-8 encoded.")
     try:

@@ -4,6 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from retrieval.models import Document
+from retrieval.tests.pdf import pdf_bytes
 
 
 @pytest.fixture
@@ -45,6 +46,15 @@ def test_ingest_documents_uses_the_manifest_and_is_idempotent(alice, alice_flat,
     assert "No pets" in Document.objects.get(source="rules.md").chunks.get().text
 
 
+def test_ingest_documents_reads_pdf_text(alice, folder, capsys):
+    (folder / "gas-safety.pdf").write_bytes(pdf_bytes("Gas safety record\nThe boiler was checked on 3 March."))
+    call_command("ingest_documents", str(folder / "gas-safety.pdf"), "--org", "alice")
+    assert "1 created" in capsys.readouterr().out
+    document = Document.objects.get(source="gas-safety.pdf")
+    assert document.title == "Gas safety"
+    assert "The boiler was checked on 3 March." in document.chunks.get().text
+
+
 def test_property_option_overrides_the_manifest(alice, alice_flat, folder):
     call_command("ingest_documents", str(folder / "rules.md"), "--org", "alice", "--property", "FLAT-1")
     assert Document.objects.get().property == alice_flat
@@ -57,6 +67,10 @@ def test_ingest_documents_refuses_bad_input(alice, folder):
         call_command("ingest_documents", str(folder), "--org", "alice", "--property", "NOPE")
     with pytest.raises(CommandError, match="no such file"):
         call_command("ingest_documents", str(folder / "missing.md"), "--org", "alice")
+    (folder / "scan.pdf").write_bytes(pdf_bytes(""))
+    with pytest.raises(CommandError, match=r"scan\.pdf: The PDF has no text layer"):
+        call_command("ingest_documents", str(folder / "scan.pdf"), "--org", "alice")
+    (folder / "scan.pdf").unlink()
     (folder / "image.png").write_bytes(b"\x89PNG")
     with pytest.raises(CommandError, match="unsupported file type"):
         call_command("ingest_documents", str(folder / "image.png"), "--org", "alice")

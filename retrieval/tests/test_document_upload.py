@@ -10,7 +10,9 @@ from django.urls import reverse
 
 from properties.tests.persona import alice_and_bob
 from retrieval.models import Document
+from retrieval.search import knowledge_search
 from retrieval.services import document_embed, document_ingest
+from retrieval.tests.pdf import pdf_bytes
 from retrieval.upload import DocumentUploadError, document_reingest, document_upload
 
 pytestmark = pytest.mark.django_db
@@ -67,7 +69,9 @@ def test_admin_upload_refuses_what_it_cannot_read(client, worlds):
     client.force_login(alice.user)
     url = reverse("admin:retrieval_document_add")
     cases = [
-        (upload("manual.pdf", b"%PDF-1.4"), ".pdf files are not supported"),
+        (upload("lease.docx", b"PK\x03\x04"), ".docx files are not supported"),
+        (upload("scan.pdf", pdf_bytes("")), "no text layer"),
+        (upload("manual.pdf", b"%PDF-1.4 cut off"), "could not be read"),
         (upload("notes.txt", b"\xff\xfe bad"), "not UTF-8"),
         (upload("empty.txt", b"   \n"), "The file is empty."),
         (upload("bin.txt", b"abc\x00def"), "binary"),
@@ -80,7 +84,28 @@ def test_admin_upload_refuses_what_it_cannot_read(client, worlds):
         url, {"organization": alice.organization.pk, "property": bob.property.pk, "file": upload("a.md", b"x")}
     )
     assert "Select a valid choice" in str(response.context["form"].errors["property"])
-    assert not Document.objects.filter(source__in=["manual.pdf", "notes.txt", "empty.txt", "bin.txt", "a.md"]).exists()
+    assert not Document.objects.filter(
+        source__in=["lease.docx", "scan.pdf", "manual.pdf", "notes.txt", "empty.txt", "bin.txt", "a.md"]
+    ).exists()
+
+
+def test_a_pdf_manual_is_read_page_by_page_and_found_by_search(worlds):
+    alice, bob = worlds
+    manual = pdf_bytes(
+        "Combi boiler manual\nFault F22: low water pressure.", "Top up with the filling loop to 1.5 bar."
+    )
+    document = document_upload(
+        organization=alice.organization, property=alice.property, uploaded_file=upload("boiler-manual.pdf", manual)
+    )
+    assert "Fault F22: low water pressure." in document.text
+    assert "Top up with the filling loop to 1.5 bar." in document.text
+    document_embed(document_id=document.pk)
+
+    hits = knowledge_search(
+        query="boiler says F22", organization_id=alice.organization.pk, property_id=alice.property.pk
+    )
+    assert hits and hits[0].document_title == "boiler manual"
+    assert not knowledge_search(query="boiler says F22", organization_id=bob.organization.pk, property_id=None)
 
 
 def test_upload_too_large_is_refused(worlds, settings):

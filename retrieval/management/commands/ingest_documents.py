@@ -1,6 +1,6 @@
 """``manage.py ingest_documents PATH... --org SLUG [--property CODE]``
 
-Ingests Markdown and text files (folders are read one level deep; a folder's
+Ingests Markdown, text and PDF files (folders are read one level deep; a folder's
 MANIFEST.json gives titles and property scopes). Unchanged files are skipped;
 changed ones have their chunks replaced. Embedding runs here, with progress.
 """
@@ -19,7 +19,7 @@ from retrieval.services import document_ingest
 
 
 class Command(BaseCommand):
-    help = "Ingest knowledge documents (Markdown or text) for an organization, embedding them now."
+    help = "Ingest knowledge documents (Markdown, text or PDF) for an organization, embedding them now."
 
     def add_arguments(self, parser):
         parser.add_argument("paths", nargs="+", type=Path, help="files or folders")
@@ -42,7 +42,7 @@ class Command(BaseCommand):
         except DocumentSourceError as exc:
             raise CommandError(str(exc)) from exc
         if not sources:
-            raise CommandError("no .md, .markdown or .txt files found")
+            raise CommandError("no .md, .markdown, .txt or .pdf files found")
 
         counts = {"created": 0, "updated": 0, "unchanged": 0, "failed": 0}
         started = time.monotonic()

@@ -1,0 +1,35 @@
+"""Text out of a PDF (a boiler manual, a tenancy handbook) with pypdf.
+
+Pages are joined as paragraphs. A scanned PDF has no text layer: it is refused
+with a message saying so rather than stored empty (no OCR here)."""
+
+from __future__ import annotations
+
+import io
+import logging
+
+from pypdf import PdfReader
+from pypdf.errors import PdfReadError
+
+logger = logging.getLogger(__name__)
+
+
+class PdfTextError(ValueError):
+    """The PDF cannot give us text; the message says why, for the user."""
+
+
+def pdf_text(data: bytes) -> str:
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted:
+            raise PdfTextError("The PDF is password-protected: upload an unprotected copy.")
+        pages = [(page.extract_text() or "").strip() for page in reader.pages]
+    except (PdfReadError, ValueError, KeyError, TypeError) as error:
+        if isinstance(error, PdfTextError):
+            raise
+        logger.info("unreadable PDF: %s", error)
+        raise PdfTextError("The PDF could not be read (it may be damaged).") from None
+    text = "\n\n".join(page for page in pages if page)
+    if not text.strip():
+        raise PdfTextError("The PDF has no text layer (a scan?): upload a text PDF, or the text as .txt or .md.")
+    return text
