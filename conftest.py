@@ -282,3 +282,18 @@ def post_inbound(client):
         return response
 
     return post
+
+
+@pytest.fixture
+def queued(monkeypatch):
+    """Tasks queued, captured at Celery's send_task boundary as (name, args,
+    the queue task_routes sends it to)."""
+    from config.celery import app
+
+    calls = []
+
+    def send_task(name, args=None, **options):
+        calls.append((name, args, app.amqp.router.route(options, name)["queue"].name))
+
+    monkeypatch.setattr(app, "send_task", send_task)
+    return calls

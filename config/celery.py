@@ -14,4 +14,12 @@ app = Celery("repairs")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.task_queues = [Queue(name) for name in ("inbound", "llm", "outbound", "embeddings", "default")]
 app.conf.task_default_queue = "default"
+# Which queue each task goes to, in one table (tasks not listed go to ``default``).
+app.conf.task_routes = {
+    "inbound.process": {"queue": "inbound"},
+    "outbound.send": {"queue": "outbound"},
+    "emergency.validate": {"queue": "llm"},
+    "evals.judge": {"queue": "llm"},
+    "retrieval.embed_document": {"queue": "embeddings"},
+}
 app.autodiscover_tasks()

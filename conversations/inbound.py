@@ -104,10 +104,10 @@ def message_record_inbound(*, params: dict[str, str]) -> InboundResult:
         media = _media_record(message, params)
         if conversation is not None:
             Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=message.created_at)
-            transaction.on_commit(lambda: queue_task("inbound.process", [message.pk], queue="inbound"))
+            transaction.on_commit(lambda: queue_task("inbound.process", [message.pk]))
         for item in media:
             if item.download_state == Media.DownloadState.PENDING:
-                transaction.on_commit(lambda pk=item.pk: queue_task("media.download", [pk], queue="default"))
+                transaction.on_commit(lambda pk=item.pk: queue_task("media.download", [pk]))
 
     logger.info(
         "inbound %s from %s stored (org %s, %d media, flags %s)",

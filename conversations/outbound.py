@@ -82,4 +82,4 @@ def outbound_text_queue(
 def outbound_send_queue(message_ids: list[int]) -> None:
     """Queue sending, in order. If Redis is down the rows stay ``pending`` and
     the sweeper queues them later."""
-    queue_task(SEND_TASK, [message_ids], queue="outbound")
+    queue_task(SEND_TASK, [message_ids])

@@ -37,7 +37,7 @@ def channel_sweep(*, now=None) -> dict[str, int]:
     )
     inbound = [row["last"] for row in newest]
     for message_id in inbound:
-        queue_task("inbound.process", [message_id], queue="inbound")
+        queue_task("inbound.process", [message_id])
 
     # A worker that died between claiming and recording a send leaves
     # "sending" behind: send again (at least once beats never).
@@ -52,7 +52,7 @@ def channel_sweep(*, now=None) -> dict[str, int]:
         .values_list("id", flat=True)[:1000]
     )
     if pending:
-        queue_task("outbound.send", [pending], queue="outbound")
+        queue_task("outbound.send", [pending])
 
     media = list(
         Media.objects.filter(download_state=Media.DownloadState.PENDING, created_at__lt=outbound_cutoff).values_list(
@@ -60,7 +60,7 @@ def channel_sweep(*, now=None) -> dict[str, int]:
         )[:500]
     )
     for media_id in media:
-        queue_task("media.download", [media_id], queue="default")
+        queue_task("media.download", [media_id])
 
     counts = {"inbound": len(inbound), "outbound": len(pending), "stale_sending": stale_sending, "media": len(media)}
     if any(counts.values()):

@@ -9,7 +9,7 @@ from conversations.media import MediaRetry, media_download, media_mark_failed
 from conversations.sweeper import channel_sweep
 
 
-@shared_task(name="outbound.send", queue="outbound", acks_late=True, bind=True, max_retries=5)
+@shared_task(name="outbound.send", acks_late=True, bind=True, max_retries=5)
 def send_outbound(self, message_ids: list[int]) -> None:
     """Send in order; on a transient failure retry from the failed message on."""
     for position, message_id in enumerate(message_ids):
@@ -21,7 +21,7 @@ def send_outbound(self, message_ids: list[int]) -> None:
             raise self.retry(args=[message_ids[position:]], exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
 
 
-@shared_task(name="media.download", queue="default", acks_late=True, bind=True, max_retries=4)
+@shared_task(name="media.download", acks_late=True, bind=True, max_retries=4)
 def download_media(self, media_id: int) -> None:
     try:
         media_download(media_id=media_id)
@@ -32,6 +32,6 @@ def download_media(self, media_id: int) -> None:
         raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
 
 
-@shared_task(name="channel.sweep", queue="default", acks_late=True)
+@shared_task(name="channel.sweep", acks_late=True)
 def sweep() -> dict[str, int]:
     return channel_sweep()

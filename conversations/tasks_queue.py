@@ -11,11 +11,11 @@ from typing import Any
 logger = logging.getLogger(__name__)
 
 
-def queue_task(name: str, args: list[Any], *, queue: str, countdown: float | None = None) -> bool:
+def queue_task(name: str, args: list[Any], *, countdown: float | None = None) -> bool:
     from config.celery import app
 
     try:
-        app.send_task(name, args=args, queue=queue, countdown=countdown)
+        app.send_task(name, args=args, countdown=countdown)  # queue from task_routes
     except Exception as exc:  # broker unreachable: the sweeper re-queues from the database
         logger.warning("could not queue %s%s (%s); the sweeper will retry", name, args, exc)
         return False

@@ -18,7 +18,7 @@ from evals.models import EvalRun
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="evals.retrieval", queue="default", acks_late=True)
+@shared_task(name="evals.retrieval", acks_late=True)
 def scheduled_retrieval_eval() -> int:
     run = EvalRun.objects.create(kind=EvalRun.Kind.RETRIEVAL)
     out = io.StringIO()
@@ -33,7 +33,7 @@ def scheduled_retrieval_eval() -> int:
     return run.pk
 
 
-@shared_task(name="evals.judge", queue="llm", acks_late=True)
+@shared_task(name="evals.judge", acks_late=True)
 def scheduled_judge() -> int | None:
     if settings.LLM_BACKEND != "anthropic":
         logger.warning("scheduled judge skipped: it needs ANTHROPIC_API_KEY")

@@ -13,14 +13,14 @@ from orchestration.llm import LLMError
 from orchestration.pipeline import inbound_process
 
 
-@shared_task(name="inbound.process", queue="inbound", acks_late=True)
+@shared_task(name="inbound.process", acks_late=True)
 def process_inbound(message_id: int) -> None:
     wait = inbound_process(message_id=message_id)
     if wait:
-        queue_task("inbound.process", [message_id], queue="inbound", countdown=wait)
+        queue_task("inbound.process", [message_id], countdown=wait)
 
 
-@shared_task(name="emergency.validate", queue="llm", acks_late=True, bind=True)
+@shared_task(name="emergency.validate", acks_late=True, bind=True)
 def validate_emergency(self, alert_id: int) -> None:
     try:
         emergency_validate(alert_id=alert_id)
@@ -32,11 +32,11 @@ def validate_emergency(self, alert_id: int) -> None:
         raise self.retry(exc=exc, countdown=backoff, max_retries=settings.EMERGENCY_VALIDATION_MAX_RETRIES) from exc
 
 
-@shared_task(name="emergency.notify_email", queue="default", acks_late=True)
+@shared_task(name="emergency.notify_email", acks_late=True)
 def notify_emergency_email(alert_id: int) -> None:
     emergency_notify_email(alert_id=alert_id)
 
 
-@shared_task(name="emergency.sweep", queue="default", acks_late=True)
+@shared_task(name="emergency.sweep", acks_late=True)
 def sweep_emergencies() -> dict[str, int]:
     return emergency_sweep()

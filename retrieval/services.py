@@ -111,7 +111,7 @@ def document_embed_queue(*, document: Document) -> None:
     from retrieval.tasks import embed_document
 
     document_id = document.pk
-    transaction.on_commit(lambda: embed_document.apply_async(args=[document_id], queue="embeddings"))
+    transaction.on_commit(lambda: embed_document.apply_async(args=[document_id]))
 
 
 def document_chunks_build(*, title: str, text: str) -> list[ChunkDraft]:
@@ -194,7 +194,7 @@ def document_pending_requeue(*, older_than_seconds: int) -> int:
     from retrieval.tasks import embed_document
 
     for document_id in ids:
-        embed_document.apply_async(args=[document_id], queue="embeddings")
+        embed_document.apply_async(args=[document_id])
     return len(ids)
 
 

@@ -11,7 +11,6 @@ from retrieval.services import document_embed, document_pending_requeue
 
 @shared_task(
     name="retrieval.embed_document",
-    queue="embeddings",
     acks_late=True,
     autoretry_for=(EmbeddingUnavailable,),
     retry_backoff=True,
@@ -22,7 +21,7 @@ def embed_document(document_id: int) -> None:
     document_embed(document_id=document_id)
 
 
-@shared_task(name="retrieval.requeue_pending", queue="default", acks_late=True)
+@shared_task(name="retrieval.requeue_pending", acks_late=True)
 def requeue_pending() -> int:
     """Beat: documents whose embedding task was lost are queued again."""
     return document_pending_requeue(older_than_seconds=settings.EMBEDDING_REQUEUE_AFTER_SECONDS)

@@ -10,15 +10,6 @@ from conversations.tests.factories import ConversationFactory, MediaFactory, Mes
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def queued(monkeypatch):
-    from config.celery import app
-
-    calls = []
-    monkeypatch.setattr(app, "send_task", lambda name, args=None, **kw: calls.append((name, args)))
-    return calls
-
-
 def age(message, seconds):
     type(message).objects.filter(pk=message.pk).update(created_at=timezone.now() - timedelta(seconds=seconds))
 
@@ -32,8 +23,8 @@ def test_requeues_the_newest_unprocessed_message_of_each_conversation(queued, se
     for message in (older, newer, done):
         age(message, 120)
     counts = channel_sweep()
-    assert ("inbound.process", [newer.pk]) in queued
-    assert all(args != [older.pk] and args != [fresh.pk] and args != [done.pk] for _, args in queued)
+    assert ("inbound.process", [newer.pk], "inbound") in queued
+    assert all(args != [older.pk] and args != [fresh.pk] and args != [done.pk] for _, args, _ in queued)
     assert counts["inbound"] == 1
 
 
@@ -47,7 +38,7 @@ def test_requeues_pending_and_stale_sending_outbound_in_order(queued, settings):
         age(message, 300)
     Message.objects.filter(pk=second.pk).update(status_updated_at=timezone.now() - timedelta(seconds=300))
     counts = channel_sweep()
-    assert ("outbound.send", [[first.pk, second.pk]]) in queued
+    assert ("outbound.send", [[first.pk, second.pk]], "outbound") in queued
     assert counts["stale_sending"] == 1
 
 
@@ -56,4 +47,4 @@ def test_requeues_pending_media(queued, settings):
     media = MediaFactory()
     type(media).objects.filter(pk=media.pk).update(created_at=timezone.now() - timedelta(seconds=300))
     channel_sweep()
-    assert ("media.download", [media.pk]) in queued
+    assert ("media.download", [media.pk], "default") in queued

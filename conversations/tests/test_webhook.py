@@ -13,16 +13,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def queued(monkeypatch):
-    """Tasks the channel queues, captured at Celery's send_task boundary."""
-    from config.celery import app
-
-    calls = []
-    monkeypatch.setattr(app, "send_task", lambda name, args=None, **kw: calls.append((name, args, kw.get("queue"))))
-    return calls
-
-
-@pytest.fixture
 def number():
     return WhatsAppNumberFactory(number="+14155550001")
 
@@ -103,7 +93,7 @@ def test_simultaneous_deliveries_store_one_row_and_queue_once(number, queued):
     from conftest import AUTH_TOKEN
     from conversations.testing.signing import WEBHOOK_PATH, twilio_signature
 
-    params = inbound_params(phone="+447700900123", to="+14155550001", body="Water through the ceiling")
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="The kitchen tap is dripping")
     sig = twilio_signature(auth_token=AUTH_TOKEN, url="https://repairs.example.com" + WEBHOOK_PATH, params=params)
     barrier = threading.Barrier(5)
     statuses = []

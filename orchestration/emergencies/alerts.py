@@ -71,9 +71,9 @@ def emergency_alert_raise(
                 author=Message.Author.SYSTEM,
                 purpose="emergency_alert",
             )
-        transaction.on_commit(lambda: queue_task("emergency.notify_email", [alert.pk], queue="default"))
+        transaction.on_commit(lambda: queue_task("emergency.notify_email", [alert.pk]))
         if source == EmergencyAlert.Source.KEYWORD:
-            transaction.on_commit(lambda: queue_task("emergency.validate", [alert.pk], queue="llm"))
+            transaction.on_commit(lambda: queue_task("emergency.validate", [alert.pk]))
     logger.warning("emergency alert %s (%s) raised for conversation %s", alert.pk, category, conversation.pk)
     return alert
 

@@ -22,7 +22,7 @@ def emergency_sweep() -> dict[str, int]:
     )
     unnotified = list(old.filter(landlord_notified_at__isnull=True).values_list("id", flat=True)[:200])
     for alert_id in pending:
-        queue_task("emergency.validate", [alert_id], queue="llm")
+        queue_task("emergency.validate", [alert_id])
     for alert_id in unnotified:
-        queue_task("emergency.notify_email", [alert_id], queue="default")
+        queue_task("emergency.notify_email", [alert_id])
     return {"validate": len(pending), "notify": len(unnotified)}

@@ -90,7 +90,7 @@ def test_queued_ingest_waits_for_commit_then_queues_the_embedding_task(alice, dj
         document = document_ingest(organization=alice, title="Boiler", source_name="b.md", content=BOILER)
         apply_async.assert_not_called()
     assert len(callbacks) == 1
-    apply_async.assert_called_once_with(args=[document.pk], queue="embeddings")
+    apply_async.assert_called_once_with(args=[document.pk])
     assert document.status == Document.Status.PENDING
     assert not document.chunks.exists()
 
