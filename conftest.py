@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
+from config.celery import QUEUES
 from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
 from conversations.testing.twilio_stub import TwilioStubServer
 
@@ -41,7 +42,7 @@ class WorkerProcess:
             "--pool=solo",
             "--concurrency=1",
             "-Q",
-            "inbound,llm,outbound,embeddings,default",
+            ",".join(QUEUES),
             "--without-gossip",
             "--without-mingle",
             "--without-heartbeat",

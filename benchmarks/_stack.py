@@ -97,6 +97,8 @@ def gunicorn_command(port: int, workers: int, app: str = "config.wsgi") -> list[
 
 
 def worker_command(concurrency: int) -> list[str]:
+    from config.celery import QUEUES
+
     return [
         sys.executable,
         "-m",
@@ -105,7 +107,7 @@ def worker_command(concurrency: int) -> list[str]:
         "config",
         "worker",
         "-Q",
-        "inbound,llm,outbound,embeddings,default",
+        ",".join(QUEUES),
         "--pool=threads",
         f"--concurrency={concurrency}",
         "--without-gossip",

@@ -12,7 +12,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("repairs")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.conf.task_queues = [Queue(name) for name in ("inbound", "llm", "outbound", "embeddings", "default")]
+QUEUES = ("inbound", "llm", "outbound", "embeddings", "default")
+app.conf.task_queues = [Queue(name) for name in QUEUES]
 app.conf.task_default_queue = "default"
 # Which queue each task goes to, in one table (tasks not listed go to ``default``).
 app.conf.task_routes = {

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from config.celery import QUEUES
 from properties.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER
 
 
@@ -62,7 +63,7 @@ class Command(BaseCommand):
                 "worker",
                 "--loglevel=INFO",
                 "-Q",
-                "inbound,llm,outbound,embeddings,default",
+                ",".join(QUEUES),
                 "--concurrency=2",
             ],
             "beat": [
