@@ -25,12 +25,13 @@ def section_lengths(backend: str) -> None:
     import django
 
     django.setup()
+    from evals.retrieval_eval import LABELLED_CORPUS
     from retrieval.chunking import markdown_sections, search_prefix
     from retrieval.documents import manifest_read
     from retrieval.embeddings import embedding_backend
 
     model = embedding_backend(backend)
-    folder = ROOT / "evals" / "retrieval" / "corpus"
+    folder = LABELLED_CORPUS
     lengths = []
     for name, entry in manifest_read(folder).items():
         for section in markdown_sections((folder / name).read_text()):

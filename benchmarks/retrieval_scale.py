@@ -48,6 +48,7 @@ import json  # noqa: E402
 
 from django.db import connection  # noqa: E402
 
+from evals.retrieval_eval import LABELLED_CORPUS, LABELLED_QUERIES  # noqa: E402
 from properties.models import Organization, Property  # noqa: E402
 from retrieval.documents import manifest_read  # noqa: E402
 from retrieval.embeddings import embedding_backend  # noqa: E402
@@ -55,8 +56,6 @@ from retrieval.models import Chunk, Document  # noqa: E402
 from retrieval.search import SearchParams, knowledge_search, search_explain  # noqa: E402
 from retrieval.services import document_chunks_build  # noqa: E402
 
-CORPUS = ROOT / "evals" / "retrieval" / "corpus"
-QUERIES = ROOT / "evals" / "retrieval" / "queries.jsonl"
 CHUNKS_PER_ORG = 500
 PROPERTIES_PER_ORG = 10
 INDEXES = {
@@ -72,8 +71,8 @@ INDEXES = {
 def pool_texts(size: int, rng: random.Random) -> list[tuple[str, str]]:
     """(heading, search text) pairs: the demo chunks, then sentence recombinations of them."""
     base: list[tuple[str, str, str]] = []  # title, heading, text
-    for name, entry in manifest_read(CORPUS).items():
-        text = (CORPUS / name).read_text()
+    for name, entry in manifest_read(LABELLED_CORPUS).items():
+        text = (LABELLED_CORPUS / name).read_text()
         for draft in document_chunks_build(title=entry["title"], text=text):
             base.append((entry["title"], draft.heading_path, draft.text))
     sentences = [s for _, _, t in base for s in re.split(r"(?<=[.!?])\s+", t) if len(s) > 30]
@@ -286,7 +285,7 @@ def main() -> None:
         pool = pool_texts(args.pool, rng)
         vectors = backend.embed_documents([t for _, t in pool])
         print(f"embedded a pool of {len(pool)} texts with {backend.name} in {time.monotonic() - started:.0f}s")
-        labelled = [json.loads(line) for line in QUERIES.read_text().splitlines() if line.strip()]
+        labelled = [json.loads(line) for line in LABELLED_QUERIES.read_text().splitlines() if line.strip()]
         english = [q["query"] for q in labelled if q.get("language", "en") == "en"]
         texts = rng.sample(english, min(args.queries, len(english)))
         embed_ms = []

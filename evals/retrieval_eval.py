@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from properties.models import Organization, Property
@@ -39,6 +40,10 @@ from retrieval.search import MODES, SearchHit, SearchParams, knowledge_search
 from retrieval.services import document_ingest
 
 RANK_DEPTH = 10
+# The project's own labelled set: the demo organization's documents (what
+# `make run` ingests) and WhatsApp-style questions about them.
+LABELLED_CORPUS = Path(settings.BASE_DIR) / "retrieval" / "demo_documents"
+LABELLED_QUERIES = Path(settings.BASE_DIR) / "evals" / "retrieval" / "queries.jsonl"
 
 
 class LabelledSetError(ValueError):

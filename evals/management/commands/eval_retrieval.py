@@ -1,7 +1,8 @@
 """``manage.py eval_retrieval [--corpus DIR] [--queries FILE] [--k 5] [--json] [--sweep]``
 
 Measures vector-only, keyword-only and hybrid search side by side on a
-labelled set (default: the project's own, evals/retrieval/). See
+labelled set (default: the project's own, retrieval/demo_documents/ and
+evals/retrieval/queries.jsonl). See
 evals/retrieval_eval.py for the format and the metrics.
 """
 
@@ -13,11 +14,10 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from evals.retrieval_eval import LabelledSetError, evaluation_run
+from evals.retrieval_eval import LABELLED_CORPUS, LABELLED_QUERIES, LabelledSetError, evaluation_run
 from retrieval.documents import DocumentSourceError
 from retrieval.search import MODES, SearchParams
 
-DEFAULT_DIR = Path(settings.BASE_DIR) / "evals" / "retrieval"
 METRICS = [
     ("precision_at_k", "P@k"),
     ("recall_at_k", "R@k"),
@@ -33,8 +33,8 @@ class Command(BaseCommand):
     help = "Measure retrieval quality (vector, keyword, hybrid) on a labelled set."
 
     def add_arguments(self, parser):
-        parser.add_argument("--corpus", type=Path, default=DEFAULT_DIR / "corpus", help="folder with MANIFEST.json")
-        parser.add_argument("--queries", type=Path, default=DEFAULT_DIR / "queries.jsonl", help="JSON Lines file")
+        parser.add_argument("--corpus", type=Path, default=LABELLED_CORPUS, help="folder with MANIFEST.json")
+        parser.add_argument("--queries", type=Path, default=LABELLED_QUERIES, help="JSON Lines file")
         parser.add_argument("--k", type=int, default=5, help="cut-off for precision, recall and hit (default 5)")
         parser.add_argument("--json", action="store_true", help="print one JSON object")
         parser.add_argument("--sweep", action="store_true", help="also try a grid of RRF k, weights and candidates")
