@@ -1,8 +1,12 @@
 """How long the emergency keyword path takes: matching alone (per message,
-with the cache's version check) and the whole webhook-time receiver for an
-emergency (alert recorded, safety text chosen) and an ordinary message.
+with the cache's version check), the webhook-time receiver for an emergency
+(alert recorded, safety text chosen) and an ordinary message, and the whole
+signed webhook request from receipt to the TwiML answer that carries the
+safety reply.
 
-Throwaway database on the embedded PostgreSQL; prints median and p95 in ms.
+Throwaway database on the embedded PostgreSQL, tasks published to the real
+Redis (under a private key prefix, purged afterwards), the webhook called
+in-process through Django's test client; prints median and p95 in ms.
 
     .venv/bin/python benchmarks/emergency_keywords.py [--messages 2000]
 """
@@ -17,7 +21,7 @@ import time
 
 from _django import ROOT, django_start, throwaway_database
 
-django_start()
+django_start(TWILIO_AUTH_TOKEN="benchmark-token", PUBLIC_BASE_URL="http://testserver")
 
 
 def stats(samples: list[float]) -> str:
@@ -75,11 +79,43 @@ def main() -> None:
                 on_inbound_stored(sender=Message, message=message)
                 receiver_ms[row["emergency"]].append((time.perf_counter() - started) * 1000)
 
+        webhook_ms = webhook_timings(org, rows, requests=min(args.messages, 400))
+
     print(f"{rules} enabled rules, {len(texts)} labelled messages, {os.cpu_count()} cores")
     print(f"  normalise only:                         {stats(normalise_ms)}")
     print(f"  match (version check + regex):          {stats(match_ms)}")
     print(f"  receiver, emergency (alert + reply):    {stats(receiver_ms[True])}")
     print(f"  receiver, ordinary message:             {stats(receiver_ms[False])}")
+    print(f"  webhook to TwiML, emergency:            {stats(webhook_ms[True])}")
+    print(f"  webhook to TwiML, ordinary message:     {stats(webhook_ms[False])}")
+
+
+def webhook_timings(org, rows: list[dict], *, requests: int) -> dict[bool, list[float]]:
+    """Signed posts of the labelled messages, each from a new phone (so every
+    emergency raises its own alert); checks the safety reply is in the answer."""
+    from django.test import Client
+
+    from config.celery import app
+    from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
+    from properties.models import WhatsAppNumber
+
+    WhatsAppNumber.objects.create(organization=org, number="+14155550100")
+    client = Client()
+    timings: dict[bool, list[float]] = {True: [], False: []}
+    for n in range(requests):
+        row = rows[n % len(rows)]
+        params = inbound_params(phone=f"+4477009{n:05d}", to="+14155550100", body=row["text"])
+        signature = twilio_signature(
+            auth_token="benchmark-token", url="http://testserver" + WEBHOOK_PATH, params=params
+        )
+        started = time.perf_counter()
+        response = client.post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=signature)
+        elapsed = (time.perf_counter() - started) * 1000
+        if response.status_code != 200 or (row["emergency"] and b"<Message>" not in response.content):
+            raise SystemExit(f"unexpected webhook answer for {row['text']!r}: {response.status_code}")
+        timings[row["emergency"]].append(elapsed)
+    app.control.purge()
+    return timings
 
 
 if __name__ == "__main__":
