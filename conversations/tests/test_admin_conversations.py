@@ -60,6 +60,15 @@ def test_conversation_page_shows_transcript_photos_state_traces_and_alerts(clien
     assert 'name="_save"' not in html
 
 
+def test_a_reply_that_could_not_be_sent_is_shown_with_its_reason(client, alice):
+    alice.outbound.status = Message.Status.FAILED
+    alice.outbound.error_code = "63016"
+    alice.outbound.error_message = "Outside the 24-hour window and no template is configured"
+    alice.outbound.save()
+    html = page(client, alice.conversation).content.decode()
+    assert f'id="send-error-{alice.outbound.pk}">not delivered (63016): Outside the 24-hour window' in html
+
+
 def test_take_over_hand_back_and_send_as_landlord(client, alice, django_capture_on_commit_callbacks):
     conversation = alice.conversation
     assert client.get(reverse("admin:conversations_conversation_takeover", args=[conversation.pk])).status_code == 405
