@@ -37,3 +37,21 @@ def test_every_project_task_goes_to_a_declared_queue():
     assert len(project) >= len(EXPECTED)
     for name in project:
         assert routed_queue(name) in declared, name
+
+
+def test_a_published_task_lands_in_its_queue_once():
+    """On real Redis: every queue is bound in the same exchange, so a routing
+    mistake would copy the task into all of them (each worker would run it)."""
+    import redis
+    from django.conf import settings
+
+    prefix = settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"]
+    client = redis.Redis.from_url(settings.REDIS_URL)
+    app.control.purge()
+    try:
+        app.send_task("inbound.process", args=[0])
+        app.send_task("emergency.validate", args=[0])
+        lengths = {queue.name: client.llen(prefix + queue.name) for queue in app.conf.task_queues}
+    finally:
+        app.control.purge()
+    assert lengths == {"inbound": 1, "llm": 1, "outbound": 0, "embeddings": 0, "default": 0}
