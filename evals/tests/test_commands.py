@@ -1,3 +1,4 @@
+import contextlib
 import json
 
 import pytest
@@ -40,3 +41,31 @@ def test_judge_stores_a_verdict_per_question_and_prints_failure_rates(anthropic_
     request = anthropic_stub.requests[0]["json"]
     assert request["tool_choice"] == {"type": "tool", "name": "verdicts"}
     assert "No hot water since yesterday" in request["messages"][0]["content"]
+
+
+@pytest.mark.django_db
+def test_live_run_asks_claude_and_reports_pass_k_tool_accuracy_and_cache_reads(
+    anthropic_stub, settings, capsys, monkeypatch
+):
+    """--live through the real anthropic SDK (against the local stub): run 1
+    chooses right, run 2 answers without asking, so pass^2 fails."""
+    # pytest already gives this test a throwaway database.
+    monkeypatch.setattr("evals.management.commands.run_golden.throwaway_database", contextlib.nullcontext)
+    scenario = str(settings.BASE_DIR / "evals" / "scenarios" / "adr-boiler-not-working-asks-details.yaml")
+    anthropic_stub.queue(
+        tool_use_response("ask_for_details", {"question": "Is there an error code?"}, cache_read_tokens=1800),
+        tool_use_response("respond", {"message": "Okay!"}, cache_read_tokens=1800),
+    )
+    with pytest.raises(CommandError, match="1 scenario"):
+        call_command("run_golden", scenario, "--live", "--runs", "2", "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert report["mode"] == "live"
+    assert report["pass_k"] == 0.0
+    assert report["tool_choice_accuracy"] == 0.5
+    [result] = report["results"]
+    assert result["passed_runs"] == 1 and result["runs"] == 2
+    assert report["tokens"]["cache_read"] == 3600 and report["tokens"]["input"] == 2400
+    assert report["cache_read_share"] == pytest.approx(3600 / 6000)
+    assert report["cost_per_conversation_usd"] > 0
+    assert len(anthropic_stub.requests) == 2
+    assert "My boiler is not working" in json.dumps(anthropic_stub.requests[0]["json"]["messages"])
