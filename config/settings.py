@@ -184,7 +184,7 @@ TWILIO_API_BASE_URL = env("TWILIO_API_BASE_URL", "")
 TWILIO_VALIDATE_SIGNATURE = env_bool("TWILIO_VALIDATE_SIGNATURE", True)
 if PRODUCTION and not TWILIO_VALIDATE_SIGNATURE:
     raise ImproperlyConfigured("TWILIO_VALIDATE_SIGNATURE cannot be turned off when DJANGO_ENV=production")
-WHATSAPP_SENDER = env("WHATSAPP_SENDER", "console")
+WHATSAPP_SENDER = env("WHATSAPP_SENDER", "twilio" if PRODUCTION else "console")
 if WHATSAPP_SENDER not in {"twilio", "console"}:
     raise ImproperlyConfigured("WHATSAPP_SENDER must be 'twilio' or 'console'")
 if WHATSAPP_SENDER == "twilio" and not (TWILIO_ACCOUNT_SID and TWILIO_AUTH_TOKEN):
@@ -228,7 +228,7 @@ MEDIA_MAX_TOTAL_BYTES = env_int("MEDIA_MAX_TOTAL_BYTES", 16 * 1024 * 1024)
 ANTHROPIC_API_KEY = env("ANTHROPIC_API_KEY")
 # Where the anthropic SDK sends requests; tests point it at a local stub server.
 ANTHROPIC_BASE_URL = env("ANTHROPIC_BASE_URL", "")
-LLM_BACKEND = env("LLM_BACKEND", "anthropic" if ANTHROPIC_API_KEY else "scripted")
+LLM_BACKEND = env("LLM_BACKEND", "anthropic" if ANTHROPIC_API_KEY or PRODUCTION else "scripted")
 if LLM_BACKEND not in {"anthropic", "scripted"}:
     raise ImproperlyConfigured("LLM_BACKEND must be 'anthropic' or 'scripted'")
 if LLM_BACKEND == "anthropic" and not ANTHROPIC_API_KEY:

@@ -1,6 +1,7 @@
 """Production mode refuses to start without what it needs, naming it."""
 
 import os
+import re
 import subprocess
 import sys
 
@@ -50,7 +51,23 @@ def test_production_refuses_to_start_without(missing):
     assert missing in result.stderr
 
 
+def test_production_sends_through_twilio_and_asks_claude_unless_told_otherwise():
+    result = django_setup(WHATSAPP_SENDER=None, TWILIO_ACCOUNT_SID=None)
+    assert "WHATSAPP_SENDER=twilio needs TWILIO_ACCOUNT_SID" in result.stderr
+    result = django_setup(LLM_BACKEND=None, ANTHROPIC_API_KEY=None)
+    assert "LLM_BACKEND=anthropic needs ANTHROPIC_API_KEY" in result.stderr
+
+
 def test_production_refuses_unsigned_webhooks():
     result = django_setup(TWILIO_VALIDATE_SIGNATURE="false")
     assert result.returncode != 0
     assert "TWILIO_VALIDATE_SIGNATURE" in result.stderr
+
+
+def test_the_docker_build_sets_what_production_needs_for_collectstatic():
+    dockerfile = (settings.BASE_DIR / "docker" / "Dockerfile").read_text()
+    run = re.search(r"RUN ((?:\w+=\S+\s+(?:\\\s+)?)+)python manage\.py collectstatic", dockerfile)
+    assert run, "the Dockerfile no longer runs collectstatic with a build environment"
+    build_env = dict(pair.split("=", 1) for pair in re.findall(r"\w+=\S+", run.group(1)))
+    result = django_setup(**{**dict.fromkeys(PRODUCTION), "DJANGO_ENV": "production", **build_env})
+    assert result.returncode == 0, result.stderr
