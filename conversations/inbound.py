@@ -85,6 +85,7 @@ def message_record_inbound(*, params: dict[str, str]) -> InboundResult:
             conversation, _ = Conversation.objects.get_or_create(
                 organization=organization, phone=number_strip(sender), defaults={"whatsapp_id": sender}
             )
+            conversation.organization = organization  # already loaded: spares the receivers a query
         message = Message(
             organization=organization,
             conversation=conversation,

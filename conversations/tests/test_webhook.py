@@ -3,6 +3,7 @@ import threading
 import pytest
 from django.db import connection
 from django.dispatch import receiver
+from django.test.utils import CaptureQueriesContext
 
 from conversations.models import Conversation, Media, Message
 from conversations.signals import inbound_stored
@@ -208,3 +209,13 @@ def test_broker_down_still_answers_200_and_keeps_the_message(
         response = post_inbound(phone="+447700900123", to="+14155550001", body="hello")
     assert response.status_code == 200
     assert Message.objects.filter(processed_at__isnull=True).count() == 1
+
+
+def test_a_message_in_a_known_conversation_costs_a_fixed_handful_of_queries(post_inbound, number, queued):
+    """Routing, conversation, insert, last-inbound time, emergency rules'
+    version (inside the test's transaction: savepoints instead of BEGIN/COMMIT)."""
+    post_inbound(phone="+447700900123", to="+14155550001", body="hello")  # conversation exists from here on
+    with CaptureQueriesContext(connection) as queries:
+        post_inbound(phone="+447700900123", to="+14155550001", body="The kitchen tap is dripping")
+    statements = [q["sql"].split()[0].upper() for q in queries.captured_queries]
+    assert len([s for s in statements if s not in {"SAVEPOINT", "RELEASE"}]) <= 5, statements
