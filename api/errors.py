@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
-from django.http import Http404
+from django.http import Http404, JsonResponse
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -62,3 +63,12 @@ def api_exception_handler(exc, context):
 
 def error_response(*, status_code: int, code: str, message: str) -> Response:
     return Response({"error": {"status": status_code, "code": code, "message": message}}, status=status_code)
+
+
+def server_error(request, *args, **kwargs):
+    """Django's ``handler500``: API callers get the API's error body, everyone
+    else Django's own page."""
+    if request.path.startswith("/api/"):
+        body = {"error": {"status": 500, "code": "server_error", "message": "Server error."}}
+        return JsonResponse(body, status=500)
+    return defaults.server_error(request, *args, **kwargs)

@@ -1,8 +1,9 @@
-from django.urls import path
+from django.urls import path, re_path
 
 from api.views.conversations import ConversationDetailApi, ConversationListApi, MessageListApi
 from api.views.documents import DocumentDetailApi, DocumentListApi
 from api.views.issues import IssueDetailApi, IssueListApi
+from api.views.not_found import UnknownEndpointApi
 from api.views.properties import (
     PropertyDetailApi,
     PropertyListApi,
@@ -28,4 +29,5 @@ urlpatterns = [
     path("conversations/<int:pk>/messages/", MessageListApi.as_view(), name="conversation-messages"),
     path("documents/", DocumentListApi.as_view(), name="document-list"),
     path("documents/<int:pk>/", DocumentDetailApi.as_view(), name="document-detail"),
+    re_path(r"", UnknownEndpointApi.as_view(), name="unknown-endpoint"),
 ]
