@@ -5,11 +5,15 @@ landlord is told); no verdict leaves it an emergency."""
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.conf import settings
 from django.core.mail import send_mail
+from django.db import transaction
 from django.utils import timezone
 
+from conversations.models import Conversation, Message
+from conversations.outbound import outbound_text_queue
 from orchestration.llm import llm_complete
 from orchestration.models import EMERGENCY_CATEGORIES, EmergencyAlert
 
@@ -60,14 +64,17 @@ def emergency_validate(*, alert_id: int) -> EmergencyAlert:
         tool_choice={"type": "tool", "name": "emergency_verdict"},
     )
     verdict = response.tool_calls[0].input if response.tool_calls else {}
-    if "is_emergency" not in verdict:
-        return emergency_validation_failed(alert_id=alert.pk, reason="the model gave no verdict")
-    alert.status = EmergencyAlert.Status.CONFIRMED if verdict["is_emergency"] else EmergencyAlert.Status.DISMISSED
-    alert.validation_reasoning = str(verdict.get("reasoning", ""))[:2000]
-    alert.validated_at = timezone.now()
-    alert.save(update_fields=["status", "validation_reasoning", "validated_at"])
-    if alert.status == EmergencyAlert.Status.DISMISSED:
-        _tell_landlord_stood_down(alert)
+    if not isinstance(verdict.get("is_emergency"), bool):
+        return emergency_validation_failed(alert_id=alert.pk, reason=f"the model gave no usable verdict: {verdict!r}")
+    status = EmergencyAlert.Status.CONFIRMED if verdict["is_emergency"] else EmergencyAlert.Status.DISMISSED
+    reasoning = str(verdict.get("reasoning", ""))[:2000]
+    # Only the first verdict counts (the sweeper may have queued a second check).
+    decided = EmergencyAlert.objects.filter(pk=alert.pk, status=EmergencyAlert.Status.PENDING).update(
+        status=status, validation_reasoning=reasoning, validated_at=timezone.now()
+    )
+    alert.refresh_from_db()
+    if decided and status == EmergencyAlert.Status.DISMISSED:
+        emergency_stand_down(alert=alert)
     return alert
 
 
@@ -82,12 +89,47 @@ def emergency_validation_failed(*, alert_id: int, reason: str) -> EmergencyAlert
     return EmergencyAlert.objects.get(pk=alert_id)
 
 
-def _tell_landlord_stood_down(alert: EmergencyAlert) -> None:
-    to = alert.organization.emergency_contact_email or alert.organization.notification_email
+def emergency_stand_down(*, alert: EmergencyAlert) -> None:
+    """A dismissed alert: the conversation goes back to normal unless another
+    alert on it is still live (then it keeps that one's category), and the
+    landlord hears "false alarm" the way they heard the alert (WhatsApp to the
+    emergency contact, email)."""
+    organization = alert.organization
+    since = timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
+    with transaction.atomic():
+        conversation = Conversation.objects.select_for_update().get(pk=alert.conversation_id)
+        if conversation.emergency_category:
+            still_live = (
+                conversation.emergency_alerts.exclude(pk=alert.pk)
+                .exclude(status=EmergencyAlert.Status.DISMISSED)
+                .filter(created_at__gte=since)
+                .order_by("-created_at")
+                .first()
+            )
+            conversation.emergency_category = still_live.category if still_live else ""
+            conversation.save(update_fields=["emergency_category", "updated_at"])
+        text = _stood_down_text(alert)
+        if organization.emergency_contact_phone:
+            outbound_text_queue(
+                organization=organization,
+                to=organization.emergency_contact_phone,
+                body=text,
+                author=Message.Author.SYSTEM,
+                purpose="emergency_alert",
+            )
+    to = organization.emergency_contact_email or organization.notification_email
     if to:
         send_mail(
             f"Stood down: {alert.get_category_display()} alert at {alert.conversation.phone}",
-            f"The assistant judged this a false alarm: {alert.validation_reasoning}",
+            text,
             settings.DEFAULT_FROM_EMAIL,
             [to],
         )
+    logger.info("emergency alert %s dismissed by the model check", alert.pk)
+
+
+def _stood_down_text(alert: EmergencyAlert) -> str:
+    return (
+        f"False alarm: the {alert.get_category_display().lower()} alert for {alert.conversation.phone} was stood "
+        f"down by the assistant's check. Reason: {alert.validation_reasoning or 'none given'}"
+    )

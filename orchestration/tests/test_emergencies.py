@@ -158,16 +158,62 @@ def test_validation_confirms_with_reasoning(home, post_inbound, anthropic_stub):
     assert request["tool_choice"] == {"type": "tool", "name": "emergency_verdict"}
 
 
+def dismissal(reason: str = "A test, all fine.", category: str = "fire_smoke") -> dict:
+    return tool_use_response("emergency_verdict", {"reasoning": reason, "is_emergency": False, "category": category})
+
+
 def test_validation_dismisses_a_false_alarm_and_tells_the_landlord(home, post_inbound, anthropic_stub):
+    home.emergency_contact_phone = "+447700900555"
+    home.save()
     alert = alert_for(home, post_inbound, "the fire alarm test was loud today, all fine")
-    anthropic_stub.queue(
-        tool_use_response(
-            "emergency_verdict", {"reasoning": "A test, all fine.", "is_emergency": False, "category": "fire_smoke"}
-        )
-    )
+    assert Conversation.objects.get(phone=PHONE).emergency_category == "fire_smoke"
+    anthropic_stub.queue(dismissal())
     alert = emergency_validate(alert_id=alert.pk)
     assert alert.status == "dismissed" and not alert.is_emergency
-    assert any("Stood down" in m.subject for m in mail.outbox)
+    assert any("Stood down" in m.subject and "A test, all fine." in m.body for m in mail.outbox)
+    # The conversation carries on as a normal report: no forced urgency, photo asked for.
+    assert Conversation.objects.get(phone=PHONE).emergency_category == ""
+    # The on-call contact hears the stand-down the way they heard the alert.
+    to_contact = list(
+        home.messages.filter(to_address="whatsapp:+447700900555").order_by("id").values_list("body", flat=True)
+    )
+    assert len(to_contact) == 2 and "EMERGENCY" in to_contact[0]
+    assert "False alarm" in to_contact[1] and "A test, all fine." in to_contact[1]
+
+
+def test_dismissing_one_alert_keeps_another_live_one(home, post_inbound, anthropic_stub):
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="water coming through the ceiling")
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="the fire alarm test was loud today, all fine")
+    flood, fire = EmergencyAlert.objects.order_by("id")
+    assert flood.category == "flooding"
+    assert Conversation.objects.get(phone=PHONE).emergency_category == "fire_smoke"
+    anthropic_stub.queue(dismissal())
+    emergency_validate(alert_id=fire.pk)
+    # The flood is still awaiting its own verdict: the conversation stays an emergency, as a flood.
+    assert Conversation.objects.get(phone=PHONE).emergency_category == "flooding"
+
+
+def test_after_a_dismissal_the_report_is_handled_normally(home, tenant_says, anthropic_stub):
+    from orchestration.tests.conftest import issue_call
+    from properties.models import Issue
+
+    def model(name, **tool_input):
+        return tool_use_response(name, tool_input)
+
+    anthropic_stub.queue(model("respond", message="Glad it's all fine."))
+    tenant_says("the fire alarm test was loud today, all fine")
+    anthropic_stub.queue(dismissal())
+    emergency_validate(alert_id=EmergencyAlert.objects.get().pk)
+
+    anthropic_stub.queue(model("ask_for_details", question="Which tap, and since when?"))
+    tenant_says("also the kitchen tap drips")
+    # Still an emergency, the photo request would be refused (and the stub has no second answer).
+    anthropic_stub.queue(model("ask_for_photo", message="Could you send a photo of the tap?"))
+    assert tenant_says("the cold one, since Monday") == ["Could you send a photo of the tap?"]
+    issue = issue_call(urgency="routine", photo="declined")
+    anthropic_stub.queue(model(issue["tool"], **issue["input"]))
+    tenant_says("sorry, I can't take one")
+    assert Issue.objects.get().urgency == "routine"
 
 
 def test_no_verdict_keeps_the_alert_an_emergency(home, post_inbound, anthropic_stub):
