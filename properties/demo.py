@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import datetime
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.db import transaction
 
 from properties.models import Membership, Organization, Property, Tenancy, Tenant, WhatsAppNumber
@@ -14,6 +16,8 @@ DEMO_ORG_SLUG = "demo"
 DEMO_WHATSAPP_NUMBER = "+14155238886"
 DEMO_LANDLORD_USERNAME = "landlord"
 DEMO_LANDLORD_PASSWORD = "demo-landlord"  # noqa: S105 - development demo only
+# The demo organization's knowledge documents (the boiler answer comes from here).
+DEMO_DOCUMENTS_DIR = settings.BASE_DIR / "retrieval" / "demo_documents"
 
 DEMO_PROPERTIES = [
     {"code": "FLAT-1", "address": "Flat 1, 12 Harbour Street, Leeds", "postcode": "LS1 4AB"},
@@ -63,3 +67,11 @@ def demo_seed() -> Organization:
         user.save(update_fields=["password"])
     Membership.objects.get_or_create(user=user, organization=organization, defaults={"role": Membership.Role.OWNER})
     return organization
+
+
+def demo_prepare(*, stdout=None) -> None:
+    """What ``make run`` and ``make demo`` load before the stack starts: the demo
+    organization and its knowledge documents, embedded now (unchanged files are
+    skipped on the next run)."""
+    call_command("seed_demo", stdout=stdout)
+    call_command("ingest_documents", str(DEMO_DOCUMENTS_DIR), org=DEMO_ORG_SLUG, stdout=stdout)

@@ -18,7 +18,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from config.celery import QUEUES
-from properties.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER
+from properties.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER, demo_prepare
 
 
 class Command(BaseCommand):
@@ -34,9 +34,7 @@ class Command(BaseCommand):
     def handle(self, *args, bind: str, web_workers: int, no_seed: bool, demo: bool, exit_after_demo: bool, **options):
         call_command("migrate", interactive=False, verbosity=0)
         if not no_seed:
-            call_command("seed_demo")
-            # The demo organization's knowledge documents (unchanged files are skipped).
-            call_command("ingest_documents", str(settings.BASE_DIR / "retrieval" / "demo_documents"), org="demo")
+            demo_prepare()
         env = dict(os.environ)  # carries DATABASE_URL of the embedded server to the children
         python = sys.executable
         commands = {
