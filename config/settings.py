@@ -168,8 +168,6 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # not hand an unacknowledged task to a second worker while the first runs.
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600),
 }
-# Workers reconnect for as long as Redis is away (publishers give up after
-# one quick retry through the transport options above).
 # A hung task (a stuck socket, a runaway document) frees its worker slot: the
 # soft limit raises inside the task, the hard limit kills the process. Both stay
 # below the visibility timeout, so Redis never hands a running task to a second
@@ -181,6 +179,8 @@ if not CELERY_TASK_SOFT_TIME_LIMIT < CELERY_TASK_TIME_LIMIT < CELERY_BROKER_TRAN
         "Need CELERY_TASK_SOFT_TIME_LIMIT < CELERY_TASK_TIME_LIMIT < CELERY_VISIBILITY_TIMEOUT "
         "(a task still running past the visibility timeout is handed to a second worker)"
     )
+# Workers reconnect for as long as Redis is away (publishers give up after
+# one quick retry through the transport options above).
 CELERY_BROKER_CONNECTION_MAX_RETRIES = None
 CELERY_TASK_PUBLISH_RETRY = False
 CELERY_BEAT_SCHEDULE: dict = {}
