@@ -171,10 +171,12 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # A hung task (a stuck socket, a runaway document) frees its worker slot: the
 # soft limit raises inside the task, the hard limit kills the process. Both stay
 # below the visibility timeout, so Redis never hands a running task to a second
-# worker.
-CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 480)
-CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 540)
-if not CELERY_TASK_SOFT_TIME_LIMIT < CELERY_TASK_TIME_LIMIT < CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]:
+# worker. CELERY_TASK_TIME_LIMIT=0 turns both off (only for tests that
+# shorten the visibility timeout).
+CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 540) or None
+CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 480) if CELERY_TASK_TIME_LIMIT else None
+visibility_timeout = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
+if CELERY_TASK_TIME_LIMIT and not CELERY_TASK_SOFT_TIME_LIMIT < CELERY_TASK_TIME_LIMIT < visibility_timeout:
     raise ImproperlyConfigured(
         "Need CELERY_TASK_SOFT_TIME_LIMIT < CELERY_TASK_TIME_LIMIT < CELERY_VISIBILITY_TIMEOUT "
         "(a task still running past the visibility timeout is handed to a second worker)"

@@ -51,7 +51,9 @@ def test_worker_killed_mid_turn_handles_the_message_once_after_restart(
     # A new worker; Redis redelivers the unacknowledged task after the
     # visibility timeout, and the sweeper re-queues from the database: both
     # paths may run, the message is still answered once.
-    celery_worker_factory(INBOUND_COALESCE_SECONDS="0", CELERY_VISIBILITY_TIMEOUT="3").start()
+    celery_worker_factory(
+        INBOUND_COALESCE_SECONDS="0", CELERY_VISIBILITY_TIMEOUT="3", CELERY_TASK_TIME_LIMIT="0"
+    ).start()
     settings.INBOUND_SWEEP_GRACE_SECONDS = 0
     channel_sweep()
     wait_for(lambda: len(replies_to(PHONE)) == 1, timeout=60, message="one reply")
