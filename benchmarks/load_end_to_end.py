@@ -74,7 +74,6 @@ def audit(accepted: dict[str, float]) -> dict[str, float]:
     from orchestration.models import Turn
 
     inbound = {m.provider_sid: m for m in Message.objects.filter(direction="inbound")}
-    lost = sum(1 for sid in accepted if sid not in inbound or inbound[sid].processed_at is None)
     handled: dict[int, int] = {}
     out_of_order = 0
     last_max: dict[int, int] = {}
@@ -82,9 +81,19 @@ def audit(accepted: dict[str, float]) -> dict[str, float]:
         for message_id in turn.message_ids:
             handled[message_id] = handled.get(message_id, 0) + 1
         if turn.message_ids:
-            if min(turn.message_ids) < last_max.get(turn.conversation_id, 0):
+            # Out of order: a turn that handles its messages out of arrival
+            # order, or one that handles a message older than one already answered.
+            if turn.message_ids != sorted(turn.message_ids) or min(turn.message_ids) < last_max.get(
+                turn.conversation_id, 0
+            ):
                 out_of_order += 1
             last_max[turn.conversation_id] = max([*turn.message_ids, last_max.get(turn.conversation_id, 0)])
+    # Lost: accepted by the webhook but not stored, not marked processed, or in no turn.
+    lost = sum(
+        1
+        for sid in accepted
+        if sid not in inbound or inbound[sid].processed_at is None or inbound[sid].pk not in handled
+    )
     duplicated = sum(1 for count in handled.values() if count > 1)
     # End to end: from the webhook accepting a message to the first reply in
     # its conversation stored after that (the reply of the turn that handled it).
