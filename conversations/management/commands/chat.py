@@ -50,7 +50,11 @@ class Command(BaseCommand):
             for line in sys.stdin if not sys.stdin.isatty() else iter(lambda: input("> "), None):
                 line = line.rstrip("\n")
                 if line.startswith("/photo "):
-                    pending_media.append(Path(line[7:].strip()))
+                    photo = Path(line[7:].strip()).expanduser()
+                    if not photo.is_file():
+                        self.stderr.write(f"/photo {photo}: no such file; nothing sent")
+                        continue
+                    pending_media.append(photo)
                     line = ""
                 if not line and not pending_media:
                     continue
