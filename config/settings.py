@@ -136,6 +136,8 @@ if not DATABASE_URL:
 DATABASES = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=env_int("DB_CONN_MAX_AGE", 60))}
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# An unreachable database fails fast (a 503 from /healthz, a retry in a task) instead of hanging.
+DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env_int("DB_CONNECT_TIMEOUT", 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # --- Redis and Celery -------------------------------------------------------
