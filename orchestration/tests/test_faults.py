@@ -81,18 +81,34 @@ def test_redis_down_messages_are_kept_and_handled_once_when_it_returns(
     assert not Message.objects.filter(direction="inbound", processed_at__isnull=True).exists()
 
 
-def test_claude_down_past_retries_gives_the_fallback_and_escalates(
-    home, post_inbound, anthropic_stub, celery_worker_factory
+@pytest.mark.parametrize("failure", ["429", "529", "timeout"])
+def test_claude_failing_past_its_retries_gives_one_fallback_escalates_and_loses_nothing(
+    failure, home, post_inbound, anthropic_stub, celery_worker_factory
 ):
-    from orchestration.testing.anthropic_stub import error_reply
+    from orchestration.testing.anthropic_stub import StubReply, error_reply, tool_use_response
 
-    anthropic_stub.default = error_reply(529, "overloaded_error")
-    celery_worker_factory(INBOUND_COALESCE_SECONDS="0").start()
-    post_inbound(phone=PHONE, to=ORG_NUMBER, body="my boiler is broken")
+    worker_env = {"INBOUND_COALESCE_SECONDS": "0"}
+    if failure == "429":
+        anthropic_stub.default = error_reply(429, "rate_limit_error")
+    elif failure == "529":
+        anthropic_stub.default = error_reply(529, "overloaded_error")
+    else:
+        # A good answer, but only after the worker's client has given up.
+        worker_env["LLM_TIMEOUT_SECONDS"] = "0.5"
+        anthropic_stub.default = StubReply(body=tool_use_response("respond", {"message": "too late"}), delay=2)
+    celery_worker_factory(**worker_env).start()
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="my boiler is broken")
+    assert response.status_code == 200
     wait_for(lambda: replies_to(PHONE), timeout=60, message="the fallback reply")
+    settle(lambda: len(replies_to(PHONE)) == 1)
+
     assert "passed your message" in replies_to(PHONE)[0]
+    assert len(anthropic_stub.requests) == 3  # the first try and LLM_MAX_RETRIES=2 retries, then no more
+    message = Message.objects.get(provider_sid=response.params["MessageSid"])
+    assert message.body == "my boiler is broken" and message.processed_at is not None
     turn = Turn.objects.get()
-    assert turn.outcome == "fallback" and turn.conversation.escalated_at is not None
+    assert turn.outcome == "fallback" and turn.message_ids == [message.pk]
+    assert turn.conversation.escalated_at is not None
 
 
 def _deliver_concurrently(params_list: list[dict]) -> list[int]:
