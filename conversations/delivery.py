@@ -13,7 +13,7 @@ from datetime import timedelta
 
 import requests.exceptions
 from django.conf import settings
-from django.db.models import F
+from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
@@ -33,6 +33,9 @@ STATUS_RANK = {
     Message.Status.DELIVERED: 5,
     Message.Status.READ: 6,
 }
+# Twilio's "outside the allowed window" error, and our flag for a message that got it.
+TWILIO_WINDOW_CLOSED_CODE = "63016"
+WINDOW_CLOSED = "window_closed"
 TWILIO_STATUS = {"accepted": "queued", "scheduled": "queued", "receiving": "sending", "received": "delivered"}
 
 
@@ -65,7 +68,7 @@ def sender_address(message: Message) -> tuple[str, str]:
     if message.conversation_id:
         last_to = (
             Message.objects.filter(conversation_id=message.conversation_id, direction=Message.Direction.INBOUND)
-            .order_by("-created_at")
+            .order_by("-id")
             .values_list("to_address", flat=True)
             .first()
         )
@@ -80,7 +83,12 @@ def sender_address(message: Message) -> tuple[str, str]:
 def message_send(*, message_id: int) -> Message | None:
     """Send one pending outbound message. Claims it first (pending -> sending)
     so two workers never send it twice. Raises ``SendRetry`` on a transient
-    failure (the message is pending again); records a permanent one."""
+    failure (the message is pending again); records a permanent one.
+
+    Free text that Twilio refuses with 63016 (outside the 24-hour window,
+    whatever we believed about the window) is sent once more as the approved
+    template for its purpose; the refused attempt is kept in
+    ``raw_payload["attempts"]`` and the message is flagged."""
     claimed = Message.objects.filter(
         pk=message_id, direction=Message.Direction.OUTBOUND, status=Message.Status.PENDING
     ).update(status=Message.Status.SENDING, send_attempts=F("send_attempts") + 1, status_updated_at=timezone.now())
@@ -88,56 +96,104 @@ def message_send(*, message_id: int) -> Message | None:
         return None
     message = Message.objects.select_related("organization", "conversation").get(pk=message_id)
     purpose = (message.raw_payload or {}).get("purpose", "generic")
+    template = template_for(purpose)
     from_, service_sid = sender_address(message)
-    outgoing = OutgoingMessage(to=message.to_address, from_=from_, messaging_service_sid=service_sid, body=message.body)
-    window = session_window_open(message.conversation)
-    if window is not True:
-        template = template_for(purpose)
-        if template:
-            outgoing.template_sid = template
-            outgoing.template_variables = {"1": message.body}
-        elif window is False:
-            return _record_failure(
-                message,
-                code="window_closed",
-                reason=f"outside WhatsApp's 24-hour window and no approved template for {purpose!r} "
-                "(set WHATSAPP_TEMPLATES)",
-            )
+    outgoing = OutgoingMessage(
+        to=message.to_address, from_=from_, messaging_service_sid=service_sid, body=message.body, message_id=message.pk
+    )
+    # Outside the window (or after Twilio told us so on an earlier try) only a
+    # template may go out. An unknown window (a bare number such as the
+    # landlord's emergency contact) tries free text and falls back on 63016.
+    if session_window_open(message.conversation) is False or WINDOW_CLOSED in message.flags:
+        if not template:
+            return _record_failure(message, code="window_closed", reason=_no_template_reason(purpose))
+        _template_use(outgoing, template)
     try:
         receipt = sender().send(outgoing)
     except (SendError, requests.exceptions.RequestException) as exc:
-        transient = getattr(exc, "transient", True)
-        if transient:
-            Message.objects.filter(pk=message.pk).update(
-                status=Message.Status.PENDING, error_message=str(exc)[:1000], status_updated_at=timezone.now()
+        if getattr(exc, "code", "") != TWILIO_WINDOW_CLOSED_CODE or outgoing.template_sid:
+            return _send_failed(message, exc)
+        _attempt_record(message, outgoing, exc)
+        if not template:
+            return _record_failure(
+                message, code=TWILIO_WINDOW_CLOSED_CODE, reason=f"{exc}; {_no_template_reason(purpose)}"
             )
-            logger.warning(
-                "sending message %s to %s failed, will retry: %s", message.pk, phone_mask(message.to_address), exc
-            )
-            raise SendRetry(str(exc)) from exc
-        return _record_failure(message, code=getattr(exc, "code", ""), reason=str(exc))
-    message.provider_sid = receipt.provider_sid
-    message.from_address = from_ or service_sid
-    message.template_sid = outgoing.template_sid
-    message.template_variables = outgoing.template_variables or {}
-    message.status = TWILIO_STATUS.get(receipt.status, receipt.status)
-    if message.status not in STATUS_RANK:
-        message.status = Message.Status.QUEUED
-    message.sent_at = message.status_updated_at = timezone.now()
-    message.error_message = ""
-    message.save(
-        update_fields=[
-            "provider_sid",
-            "from_address",
-            "template_sid",
-            "template_variables",
-            "status",
-            "sent_at",
-            "status_updated_at",
-            "error_message",
-        ]
+        _template_use(outgoing, template)
+        Message.objects.filter(pk=message.pk).update(send_attempts=F("send_attempts") + 1)
+        logger.info("message %s: Twilio answered 63016, sending template %s instead", message.pk, template)
+        try:
+            receipt = sender().send(outgoing)
+        except (SendError, requests.exceptions.RequestException) as retry_exc:
+            return _send_failed(message, retry_exc)
+    status = TWILIO_STATUS.get(receipt.status, receipt.status)
+    if status not in STATUS_RANK:
+        status = Message.Status.QUEUED
+    now = timezone.now()
+    # A status callback may have arrived before Twilio answered the send (it
+    # found the message by the id in its URL): only a message still in our
+    # own "sending" claim takes the status from the answer.
+    Message.objects.filter(pk=message.pk).update(
+        provider_sid=receipt.provider_sid,
+        from_address=from_ or service_sid,
+        template_sid=outgoing.template_sid,
+        template_variables=outgoing.template_variables or {},
+        sent_at=now,
+        status=_if_still_sending("status", status),
+        status_updated_at=_if_still_sending("status_updated_at", now),
+        error_code=_if_still_sending("error_code", ""),
+        error_message=_if_still_sending("error_message", ""),
     )
+    message.refresh_from_db()
     return message
+
+
+def _if_still_sending(field: str, value) -> Case:
+    """``value`` for a message still in our "sending" claim, else what is stored."""
+    return Case(
+        When(status=Message.Status.SENDING, then=Value(value)),
+        default=F(field),
+        output_field=Message._meta.get_field(field),
+    )
+
+
+def _no_template_reason(purpose: str) -> str:
+    return f"outside WhatsApp's 24-hour window and no approved template for {purpose!r} (set WHATSAPP_TEMPLATES)"
+
+
+def _template_use(outgoing: OutgoingMessage, template: str) -> None:
+    outgoing.template_sid = template
+    outgoing.template_variables = {"1": outgoing.body}
+
+
+def _attempt_record(message: Message, outgoing: OutgoingMessage, exc: Exception) -> None:
+    """Keep a refused attempt on the message, and flag that the window is closed."""
+    payload = dict(message.raw_payload or {})
+    payload["attempts"] = [
+        *payload.get("attempts", []),
+        {
+            "at": timezone.now().isoformat(),
+            "kind": "template" if outgoing.template_sid else "text",
+            "error_code": getattr(exc, "code", ""),
+            "error": str(exc)[:500],
+        },
+    ]
+    message.raw_payload = payload
+    if WINDOW_CLOSED not in message.flags:
+        message.flags = [*message.flags, WINDOW_CLOSED]
+    message.save(update_fields=["raw_payload", "flags"])
+
+
+def _send_failed(message: Message, exc: Exception) -> Message:
+    """Transient: pending again and ``SendRetry``. Permanent: recorded."""
+    if getattr(exc, "transient", True):
+        Message.objects.filter(pk=message.pk).update(
+            status=Message.Status.PENDING, error_message=str(exc)[:1000], status_updated_at=timezone.now()
+        )
+        logger.warning(
+            "sending message %s to %s failed, will retry: %s", message.pk, phone_mask(message.to_address), exc
+        )
+        raise SendRetry(str(exc)) from exc
+    return _record_failure(message, code=getattr(exc, "code", ""), reason=str(exc))
 
 
 def _record_failure(message: Message, *, code: str, reason: str) -> Message:
@@ -150,19 +206,37 @@ def _record_failure(message: Message, *, code: str, reason: str) -> Message:
     return message
 
 
-def message_status_update(*, provider_sid: str, status: str, error_code: str = "", error_message: str = "") -> bool:
-    """Apply a Twilio status callback. Returns False when it changed nothing
-    (unknown message, unknown status, or a status older than the one stored)."""
+def message_status_update(
+    *,
+    status: str,
+    provider_sid: str = "",
+    message_id: int | None = None,
+    error_code: str = "",
+    error_message: str = "",
+) -> bool:
+    """Apply a Twilio status callback to the message it names: by our own id
+    (the ``mid`` in the callback URL) when given, else by Twilio's SID.
+    Statuses only move forward, so a late ``sent`` never overwrites
+    ``delivered``. Returns False when it changed nothing (unknown message,
+    unknown status, a status older than the one stored, or a callback for an
+    earlier SID of a message that has since been sent again)."""
     status = TWILIO_STATUS.get(status, status)
     if status not in STATUS_RANK:
-        logger.warning("ignoring unknown Twilio status %r for %s", status, provider_sid)
+        logger.warning("ignoring unknown Twilio status %r for %s", status, provider_sid or message_id)
         return False
     lower = [s for s, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
+    messages = Message.objects.filter(direction=Message.Direction.OUTBOUND, status__in=lower)
     updates = {"status": status, "status_updated_at": timezone.now()}
+    if message_id is not None:
+        messages = messages.filter(pk=message_id)
+        if provider_sid:
+            # Before Twilio's answer to the send is saved the SID is still empty.
+            messages = messages.filter(Q(provider_sid=provider_sid) | Q(provider_sid__isnull=True))
+            updates["provider_sid"] = Value(provider_sid)
+    elif provider_sid:
+        messages = messages.filter(provider_sid=provider_sid)
+    else:
+        return False
     if error_code or error_message:
         updates.update(error_code=error_code[:16], error_message=error_message[:1000])
-    return bool(
-        Message.objects.filter(
-            provider_sid=provider_sid, direction=Message.Direction.OUTBOUND, status__in=lower
-        ).update(**updates)
-    )
+    return bool(messages.update(**updates))

@@ -25,6 +25,9 @@ class OutgoingMessage:
     body: str
     template_sid: str = ""
     template_variables: dict | None = None
+    # Our Message id: the status callback URL carries it, so a callback that
+    # arrives before Twilio's answer to the send still finds the message.
+    message_id: int | None = None
 
 
 @dataclass
@@ -48,9 +51,14 @@ class ConsoleSender:
         return SendReceipt(provider_sid=f"CONSOLE{uuid.uuid4().hex}", status="sent")
 
 
+def status_callback_url(message_id: int | None) -> str:
+    url = f"{settings.PUBLIC_BASE_URL}/webhooks/twilio/status"
+    return f"{url}?mid={message_id}" if message_id is not None else url
+
+
 class TwilioSender:
     def send(self, outgoing: OutgoingMessage) -> SendReceipt:
-        kwargs = {"to": outgoing.to, "status_callback": f"{settings.PUBLIC_BASE_URL}/webhooks/twilio/status"}
+        kwargs = {"to": outgoing.to, "status_callback": status_callback_url(outgoing.message_id)}
         if outgoing.messaging_service_sid:
             kwargs["messaging_service_sid"] = outgoing.messaging_service_sid
         else:

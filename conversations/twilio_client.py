@@ -8,7 +8,9 @@ Twilio.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from functools import lru_cache
+from typing import Any
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -47,10 +49,12 @@ def twilio_client() -> Client:
     )
 
 
-def twilio_signature_valid(*, path: str, params: dict[str, str], signature: str) -> bool:
+def twilio_signature_valid(*, path: str, params: Mapping[str, Any], signature: str) -> bool:
     """Check ``X-Twilio-Signature`` over the public URL Twilio called (from
     ``PUBLIC_BASE_URL``, never the Host header) and every posted parameter.
-    The validator also accepts the URL with or without the default port."""
+    The validator also accepts the URL with or without the default port.
+    ``params`` may be Django's ``QueryDict``: the validator signs every value
+    of a repeated key (``getlist``), as Twilio does."""
     if not signature or not settings.TWILIO_AUTH_TOKEN:
         return False
     url = f"{settings.PUBLIC_BASE_URL}{path}"

@@ -23,7 +23,7 @@ def _signed(request: HttpRequest) -> bool:
         return True
     return twilio_signature_valid(
         path=request.get_full_path(),
-        params={key: request.POST.get(key) for key in request.POST},
+        params=request.POST,  # every value of a repeated key, as the validator expects
         signature=request.headers.get("X-Twilio-Signature", ""),
     )
 
@@ -56,7 +56,9 @@ def twilio_status_callback(request: HttpRequest) -> HttpResponse:
     status = request.POST.get("MessageStatus", "")
     if not sid or not status:
         return HttpResponse("MessageSid and MessageStatus are required", status=400)
+    mid = request.GET.get("mid", "")
     message_status_update(
+        message_id=int(mid) if mid.isascii() and mid.isdigit() and len(mid) < 19 else None,
         provider_sid=sid,
         status=status,
         error_code=request.POST.get("ErrorCode", ""),

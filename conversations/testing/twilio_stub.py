@@ -12,6 +12,7 @@ import base64
 import json
 import threading
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs
@@ -30,16 +31,25 @@ class TwilioReply:
 class TwilioStub:
     replies: list[TwilioReply] = field(default_factory=list)
     requests: list[dict] = field(default_factory=list)
-    # path -> (status, headers, body)
-    files: dict[str, tuple[int, dict[str, str], bytes]] = field(default_factory=dict)
+    # path -> [(status, headers, body), ...]: answered in order, the last one from then on
+    files: dict[str, list[tuple[int, dict[str, str], bytes]]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
+    # Called with (form, sid) after a send is accepted and before the answer
+    # goes back: a test can deliver a status callback "too early" from here.
+    before_reply: Callable[[dict, str], None] | None = None
 
     def queue(self, *replies: TwilioReply) -> None:
         with self.lock:
             self.replies.extend(replies)
 
     def serve_file(self, path: str, body: bytes, content_type: str = "image/jpeg", status: int = 200, **headers):
-        self.files[path] = (status, {"Content-Type": content_type, **headers}, body)
+        self.files[path] = [(status, {"Content-Type": content_type, **headers}, body)]
+
+    def serve_file_after(self, path: str, *failures: int) -> None:
+        """Answer ``path`` with these error statuses first, then as registered."""
+        self.files[path] = [(status, {"Content-Type": "text/plain"}, b"not yet") for status in failures] + self.files[
+            path
+        ]
 
     @property
     def sent(self) -> list[dict]:
@@ -53,7 +63,13 @@ class _Handler(BaseHTTPRequestHandler):
         user = ""
         if auth.startswith("Basic "):
             user = base64.b64decode(auth[6:]).decode().split(":", 1)[0]
-        request = {"method": self.command, "path": self.path, "form": form or {}, "auth_user": user}
+        request = {
+            "method": self.command,
+            "path": self.path,
+            "form": form or {},
+            "auth_user": user,
+            "authorization": auth,
+        }
         with self.server.stub.lock:
             self.server.stub.requests.append(request)
         return request
@@ -72,8 +88,11 @@ class _Handler(BaseHTTPRequestHandler):
                 "status": reply.status,
             }
         else:
+            sid = f"SM{uuid.uuid4().hex}"
+            if stub.before_reply is not None:
+                stub.before_reply(form, sid)
             body = {
-                "sid": f"SM{uuid.uuid4().hex}",
+                "sid": sid,
                 "status": "queued",
                 "to": form.get("To"),
                 "from": form.get("From"),
@@ -84,7 +103,10 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self._record()
-        status, headers, body = self.server.stub.files.get(self.path, (404, {"Content-Type": "text/plain"}, b"nf"))
+        stub = self.server.stub
+        with stub.lock:
+            answers = stub.files.get(self.path) or [(404, {"Content-Type": "text/plain"}, b"nf")]
+            status, headers, body = answers.pop(0) if len(answers) > 1 else answers[0]
         self._send(status, headers, body)
 
     def _send(self, status: int, headers: dict[str, str], body: bytes) -> None:

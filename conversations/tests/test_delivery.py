@@ -1,8 +1,10 @@
 """Outbound sending through the real twilio SDK against a local stub."""
 
+import json
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from conversations.delivery import SendRetry, message_send, message_status_update
@@ -47,7 +49,7 @@ def test_send_inside_the_window_posts_text_from_the_number_the_tenant_wrote_to(c
     assert sent["To"] == "whatsapp:+447700900123"
     assert sent["From"] == "whatsapp:+14155550001"
     assert sent["Body"] == "We have logged your repair."
-    assert sent["StatusCallback"] == "https://repairs.example.com/webhooks/twilio/status"
+    assert sent["StatusCallback"] == f"https://repairs.example.com/webhooks/twilio/status?mid={message.pk}"
     assert message.status == Message.Status.QUEUED
     assert message.provider_sid.startswith("SM") and message.sent_at is not None
     assert twilio_stub.requests[0]["auth_user"].startswith("AC")
@@ -81,13 +83,79 @@ def test_transient_errors_leave_the_message_pending_for_a_retry(conversation, tw
     assert message.status == Message.Status.QUEUED and message.send_attempts == 2
 
 
-def test_permanent_errors_are_recorded_on_the_message(conversation, twilio_stub):
-    twilio_stub.queue(TwilioReply(status=400, code=63016, message="Outside the allowed window"))
+def test_permanent_errors_are_recorded_on_the_message_and_not_retried(conversation, twilio_stub):
+    twilio_stub.queue(TwilioReply(status=400, code=21211, message="Invalid 'To' Phone Number"))
     message = message_send(message_id=queue(conversation).pk)
     message.refresh_from_db()
     assert message.status == Message.Status.FAILED
-    assert message.error_code == "63016"
-    assert "Outside the allowed window" in message.error_message
+    assert message.error_code == "21211"
+    assert "Invalid 'To' Phone Number" in message.error_message
+    assert len(twilio_stub.sent) == 1 and message.send_attempts == 1
+
+
+def test_63016_inside_the_believed_window_falls_back_to_the_template_once(conversation, twilio_stub, settings):
+    settings.WHATSAPP_TEMPLATES = {"issue_update": "HX" + "2" * 32}
+    twilio_stub.queue(TwilioReply(status=400, code=63016, message="Outside the allowed window"))
+    message = message_send(message_id=queue(conversation, body="Plumber on Tuesday", purpose="issue_update").pk)
+    text, template = twilio_stub.sent
+    assert text["Body"] == "Plumber on Tuesday" and "ContentSid" not in text
+    assert template["ContentSid"] == "HX" + "2" * 32
+    assert json.loads(template["ContentVariables"]) == {"1": "Plumber on Tuesday"}
+    assert "Body" not in template
+    assert template["StatusCallback"].endswith(f"?mid={message.pk}")
+    assert message.status == Message.Status.QUEUED and message.template_sid == "HX" + "2" * 32
+    assert message.error_code == "" and message.send_attempts == 2
+    assert "window_closed" in message.flags
+    [refused] = message.raw_payload["attempts"]
+    assert refused["kind"] == "text" and refused["error_code"] == "63016"
+    assert "Outside the allowed window" in refused["error"]
+
+
+def test_63016_without_a_template_fails_with_the_reason(conversation, twilio_stub, settings):
+    settings.WHATSAPP_TEMPLATES = {}
+    twilio_stub.queue(TwilioReply(status=400, code=63016, message="Outside the allowed window"))
+    message = message_send(message_id=queue(conversation).pk)
+    assert len(twilio_stub.sent) == 1
+    assert message.status == Message.Status.FAILED and message.error_code == "63016"
+    assert "Outside the allowed window" in message.error_message and "WHATSAPP_TEMPLATES" in message.error_message
+    assert message.raw_payload["attempts"][0]["error_code"] == "63016"
+
+
+def test_63016_for_the_template_too_is_not_tried_again(conversation, twilio_stub, settings):
+    settings.WHATSAPP_TEMPLATES = {"generic": "HX" + "3" * 32}
+    twilio_stub.queue(*[TwilioReply(status=400, code=63016, message="Outside the allowed window")] * 2)
+    message = message_send(message_id=queue(conversation).pk)
+    assert len(twilio_stub.sent) == 2 and "ContentSid" in twilio_stub.sent[1]
+    assert message.status == Message.Status.FAILED and message.error_code == "63016"
+
+
+def test_a_transient_error_after_63016_retries_with_the_template_straight_away(conversation, twilio_stub, settings):
+    settings.WHATSAPP_TEMPLATES = {"generic": "HX" + "4" * 32}
+    twilio_stub.queue(TwilioReply(status=400, code=63016), TwilioReply(status=503))
+    message = queue(conversation)
+    with pytest.raises(SendRetry):
+        message_send(message_id=message.pk)
+    message_send(message_id=message.pk)
+    assert ["ContentSid" in form for form in twilio_stub.sent] == [False, True, True]
+    message.refresh_from_db()
+    assert message.status == Message.Status.QUEUED and message.send_attempts == 3
+
+
+def test_unknown_window_tries_text_then_falls_back_to_the_template(twilio_stub, settings):
+    """A bare number (the landlord's emergency contact) has no conversation, so
+    we cannot know its window: free text first, the template on 63016."""
+    settings.WHATSAPP_TEMPLATES = {"emergency_alert": "HX" + "5" * 32}
+    organization = OrganizationFactory()
+    WhatsAppNumberFactory(organization=organization, number="+14155550003")
+    [message] = outbound_text_queue(
+        organization=organization, to="+447700900998", body="Gas alert", author="system", purpose="emergency_alert"
+    )
+    twilio_stub.queue(TwilioReply(status=400, code=63016, message="Outside the allowed window"))
+    message = message_send(message_id=message.pk)
+    text, template = twilio_stub.sent
+    assert text["Body"] == "Gas alert"
+    assert template["ContentSid"] == "HX" + "5" * 32 and json.loads(template["ContentVariables"]) == {"1": "Gas alert"}
+    assert message.status == Message.Status.QUEUED and message.raw_payload["attempts"][0]["error_code"] == "63016"
 
 
 def test_outside_the_window_a_template_is_sent(conversation, twilio_stub, settings):
@@ -152,3 +220,67 @@ def test_status_callback_endpoint_is_signed_and_records_errors(conversation, twi
     assert client.post(STATUS_PATH, params, HTTP_X_TWILIO_SIGNATURE=sig).status_code == 204
     message.refresh_from_db()
     assert message.status == "undelivered" and message.error_code == "63024"
+
+
+def signed_status(client, message, path, **params):
+    from conftest import AUTH_TOKEN
+    from conversations.testing.signing import twilio_signature
+
+    sig = twilio_signature(auth_token=AUTH_TOKEN, url="https://repairs.example.com" + path, params=params)
+    return client.post(path, params, HTTP_X_TWILIO_SIGNATURE=sig)
+
+
+def test_status_callback_finds_the_message_by_our_id_in_the_signed_url(conversation, twilio_stub, client):
+    message = message_send(message_id=queue(conversation).pk)
+    path = twilio_stub.sent[0]["StatusCallback"].removeprefix("https://repairs.example.com")
+    assert path == f"/webhooks/twilio/status?mid={message.pk}"
+    response = signed_status(client, message, path, MessageSid=message.provider_sid, MessageStatus="delivered")
+    assert response.status_code == 204
+    message.refresh_from_db()
+    assert message.status == "delivered"
+    # The query string is part of what Twilio signs: another id is another URL.
+    params = {"MessageSid": message.provider_sid, "MessageStatus": "read"}
+    from conftest import AUTH_TOKEN
+    from conversations.testing.signing import twilio_signature
+
+    sig = twilio_signature(auth_token=AUTH_TOKEN, url="https://repairs.example.com" + path, params=params)
+    forged = client.post(f"/webhooks/twilio/status?mid={message.pk + 1}", params, HTTP_X_TWILIO_SIGNATURE=sig)
+    assert forged.status_code == 403
+
+
+def test_a_callback_for_an_earlier_sid_of_the_message_changes_nothing(conversation, twilio_stub):
+    message = message_send(message_id=queue(conversation).pk)
+    assert not message_status_update(message_id=message.pk, provider_sid="SMsomethingelse", status="failed")
+    message.refresh_from_db()
+    assert message.status == Message.Status.QUEUED
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_callback_that_beats_the_send_answer_is_kept(conversation, twilio_stub, live_server):
+    """Twilio may call the status URL before its answer to the send reaches us:
+    the callback finds the message by its id (no SID stored yet) and the later
+    'queued' from the send answer does not overwrite 'delivered'."""
+    import requests
+
+    from conftest import AUTH_TOKEN
+    from conversations.testing.signing import twilio_signature
+
+    seen = []
+
+    def deliver_callback(form, sid):
+        params = {"MessageSid": sid, "MessageStatus": "delivered", "AccountSid": "AC" + "1" * 32}
+        url = form["StatusCallback"]
+        sig = twilio_signature(auth_token=AUTH_TOKEN, url=url, params=params)
+        local = live_server.url + url.removeprefix("https://repairs.example.com")
+        seen.append(requests.post(local, data=params, headers={"X-Twilio-Signature": sig}, timeout=10).status_code)
+        try:
+            seen.append(Message.objects.filter(provider_sid=sid).values_list("status", flat=True).first())
+        finally:
+            connection.close()  # this runs in the stub server's thread
+
+    twilio_stub.before_reply = deliver_callback
+    message = message_send(message_id=queue(conversation).pk)
+    assert seen == [204, "delivered"]  # recorded while our send call was still waiting
+    assert message.status == Message.Status.DELIVERED
+    assert message.provider_sid.startswith("SM")
+    assert message.sent_at is not None and message.from_address == "whatsapp:+14155550001"
