@@ -227,7 +227,8 @@ TWILIO_TIMEOUT_SECONDS = env_float("TWILIO_TIMEOUT_SECONDS", 10.0)
 # Longer bodies are stored cut to this length (the whole payload stays in raw_payload).
 INBOUND_MAX_BODY_CHARS = env_int("INBOUND_MAX_BODY_CHARS", 4096)
 WHATSAPP_SESSION_WINDOW_HOURS = env_int("WHATSAPP_SESSION_WINDOW_HOURS", 24)
-# Hosts (and their subdomains) media may be downloaded from, with our Twilio credentials.
+# Hosts (and their subdomains) media may be downloaded from. Our Twilio credentials
+# go only to Twilio's media path on api.twilio.com, never to the CDN it redirects to.
 # Development adds this machine, where `manage.py chat --media` serves its photo.
 TWILIO_MEDIA_HOSTS = env_list(
     "TWILIO_MEDIA_HOSTS", "api.twilio.com,twiliocdn.com,twilio.com" + ("" if PRODUCTION else ",127.0.0.1")
@@ -237,6 +238,10 @@ MEDIA_ALLOWED_TYPES = env_list(
 )
 MEDIA_MAX_IMAGE_BYTES = env_int("MEDIA_MAX_IMAGE_BYTES", 5 * 1024 * 1024)
 MEDIA_MAX_TOTAL_BYTES = env_int("MEDIA_MAX_TOTAL_BYTES", 16 * 1024 * 1024)
+# Twilio can answer 404 for a photo for a moment after the webhook: try again
+# this many times, waiting MEDIA_NOT_FOUND_BACKOFF_SECONDS, then twice as long, ...
+MEDIA_NOT_FOUND_RETRIES = env_int("MEDIA_NOT_FOUND_RETRIES", 3)
+MEDIA_NOT_FOUND_BACKOFF_SECONDS = env_float("MEDIA_NOT_FOUND_BACKOFF_SECONDS", 0.5)
 
 # --- The model --------------------------------------------------------------
 

@@ -1,8 +1,10 @@
 """Downloading the photos tenants send, in a task, never in the webhook.
 
 Only Twilio's media hosts are fetched (``TWILIO_MEDIA_HOSTS``, checked again at
-every redirect), with the account's credentials, streamed with a size cap and
-a content-type allowlist; the file is stored with its SHA-256.
+every redirect). The account's credentials go only to Twilio's own media path
+on api.twilio.com, never to the CDN it redirects to. Downloads are streamed
+with a size cap and a content-type allowlist; the file is stored with its
+SHA-256.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import mimetypes
+import time
 from urllib.parse import urljoin
 
 import requests
@@ -19,7 +22,7 @@ from django.db.models import Sum
 from django.utils import timezone
 
 from conversations.models import Media
-from conversations.twilio_client import TWILIO_API_ORIGIN, media_host_allowed
+from conversations.twilio_client import TWILIO_API_ORIGIN, media_host_allowed, twilio_media_url
 
 logger = logging.getLogger(__name__)
 
@@ -66,27 +69,46 @@ def media_mark_failed(*, media_id: int, reason: str) -> None:
 
 
 def _fetch(url: str) -> tuple[bytes, str]:
-    auth = (settings.TWILIO_ACCOUNT_SID, settings.TWILIO_AUTH_TOKEN) if settings.TWILIO_ACCOUNT_SID else None
-    for _ in range(MAX_REDIRECTS + 1):
+    """GET the media: our credentials only on Twilio's own media path, the
+    redirect to the CDN followed without them, every hop's host checked, and
+    a 404 (Twilio sometimes answers before the file is ready) retried a few
+    times with a short backoff."""
+    not_found = 0
+    redirects = 0
+    while True:
         if not media_host_allowed(url):
             raise MediaRejected(f"media host not allowed: {url[:120]}")
+        twilio = twilio_media_url(url)
         request_url = url
-        if settings.TWILIO_API_BASE_URL and url.startswith(TWILIO_API_ORIGIN):
+        if twilio and settings.TWILIO_API_BASE_URL:
             request_url = settings.TWILIO_API_BASE_URL.rstrip("/") + url[len(TWILIO_API_ORIGIN) :]
         try:
             response = requests.get(
-                request_url, auth=auth, stream=True, allow_redirects=False, timeout=settings.TWILIO_TIMEOUT_SECONDS
+                request_url,
+                auth=(settings.TWILIO_ACCOUNT_SID, settings.TWILIO_AUTH_TOKEN) if twilio else None,
+                stream=True,
+                allow_redirects=False,
+                timeout=settings.TWILIO_TIMEOUT_SECONDS,
             )
         except requests.RequestException as exc:
             raise MediaRetry(str(exc)) from exc
         if response.is_redirect:
+            response.close()
+            redirects += 1
+            if redirects > MAX_REDIRECTS:
+                raise MediaRejected("too many redirects")
             url = urljoin(url, response.headers["Location"])
-            auth = None  # credentials go to Twilio only, never to the CDN
+            continue
+        if response.status_code == 404 and not_found < settings.MEDIA_NOT_FOUND_RETRIES:
+            response.close()
+            time.sleep(settings.MEDIA_NOT_FOUND_BACKOFF_SECONDS * 2**not_found)
+            not_found += 1
             continue
         if response.status_code == 429 or response.status_code >= 500:
             raise MediaRetry(f"HTTP {response.status_code}")
         if response.status_code != 200:
-            raise MediaRejected(f"HTTP {response.status_code} fetching media")
+            tries = f" after {not_found + 1} tries" if response.status_code == 404 else ""
+            raise MediaRejected(f"HTTP {response.status_code} fetching media{tries}")
         content_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if content_type not in settings.MEDIA_ALLOWED_TYPES:
             raise MediaRejected(f"content type {content_type or 'unknown'} is not accepted")
@@ -98,7 +120,6 @@ def _fetch(url: str) -> tuple[bytes, str]:
                 raise MediaRejected(f"larger than MEDIA_MAX_IMAGE_BYTES ({settings.MEDIA_MAX_IMAGE_BYTES} bytes)")
             chunks.append(chunk)
         return b"".join(chunks), content_type
-    raise MediaRejected("too many redirects")
 
 
 def _check(media: Media, content: bytes, content_type: str) -> None:

@@ -8,6 +8,7 @@ Twilio.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
@@ -71,6 +72,21 @@ def media_host_allowed(url: str) -> bool:
         return False
     host = parts.hostname.lower()
     return any(host == allowed or host.endswith("." + allowed) for allowed in settings.TWILIO_MEDIA_HOSTS)
+
+
+TWILIO_MEDIA_PATH = re.compile(r"/2010-04-01/Accounts/AC\w+/Messages/(?:MM|SM)\w+/Media/ME\w+")
+
+
+def twilio_media_url(url: str) -> bool:
+    """True for Twilio's own media path on api.twilio.com over HTTPS: the only
+    URL that may be sent our account credentials."""
+    parts = urlsplit(url)
+    return (
+        parts.scheme == "https"
+        and (parts.hostname or "").lower() == "api.twilio.com"
+        and parts.port in (None, 443)
+        and TWILIO_MEDIA_PATH.fullmatch(parts.path) is not None
+    )
 
 
 def phone_mask(value: str) -> str:
