@@ -12,12 +12,11 @@ $(VENV)/.installed: requirements/base.txt requirements/dev.txt
 
 setup: $(VENV)/.installed
 
+# run_stack starts a local redis-server when none answers, and stops only that one.
 run: setup
-	scripts/ensure-redis
 	$(PY) manage.py run_stack
 
 demo: setup
-	scripts/ensure-redis
 	$(PY) manage.py run_stack --demo
 
 test: setup

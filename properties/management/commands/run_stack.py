@@ -1,8 +1,11 @@
 """``make run``: the whole product on this machine, stopped cleanly with Ctrl-C.
 
-Migrates, seeds the demo organization, then runs the web app under gunicorn, a
-Celery worker on every queue and Celery beat as child processes that share this
-process's database (the embedded PostgreSQL when no DATABASE_URL is set).
+Makes sure Redis answers (starting a local redis-server with
+``scripts/ensure-redis`` when none does), migrates, seeds the demo organization,
+then runs the web app under gunicorn, a Celery worker on every queue and Celery
+beat as child processes that share this process's database (the embedded
+PostgreSQL when no DATABASE_URL is set). On the way out it stops the children,
+and the redis-server only if it started that one itself.
 """
 
 from __future__ import annotations
@@ -12,7 +15,11 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
+import redis
 from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
@@ -31,7 +38,15 @@ class Command(BaseCommand):
         parser.add_argument("--demo", action="store_true", help="Play the demo conversation once the stack is up.")
         parser.add_argument("--exit-after-demo", action="store_true", help="Stop the stack when the demo has run.")
 
-    def handle(self, *args, bind: str, web_workers: int, no_seed: bool, demo: bool, exit_after_demo: bool, **options):
+    def handle(self, *args, **options):
+        with redis_ensure(pidfile=settings.DATA_DIR / "redis.pid") as started:
+            if started:
+                self.stdout.write(
+                    f"Started redis-server (pid {started}) for {settings.REDIS_URL}; it stops with the stack."
+                )
+            self._run(**options)
+
+    def _run(self, *, bind: str, web_workers: int, no_seed: bool, demo: bool, exit_after_demo: bool, **options):
         call_command("migrate", interactive=False, verbosity=0)
         if not no_seed:
             demo_prepare()
@@ -126,3 +141,44 @@ class Command(BaseCommand):
             + (" (scripted: set ANTHROPIC_API_KEY for Claude)" if settings.LLM_BACKEND == "scripted" else "")
             + f"; sender: {settings.WHATSAPP_SENDER}\n  Ctrl-C stops everything.\n"
         )
+
+
+@contextmanager
+def redis_ensure(*, pidfile: Path) -> Iterator[int | None]:
+    """Yield once Redis answers at REDIS_URL: None when one already did (it is
+    left alone), else the pid of the local redis-server ``scripts/ensure-redis``
+    started, which is stopped on the way out."""
+    if _redis_answers():
+        yield None
+        return
+    pidfile.parent.mkdir(parents=True, exist_ok=True)
+    pidfile.unlink(missing_ok=True)
+    script = settings.BASE_DIR / "scripts" / "ensure-redis"
+    result = subprocess.run(
+        [str(script)], env={**os.environ, "REDIS_URL": settings.REDIS_URL, "REDIS_PIDFILE": str(pidfile)}
+    )
+    if result.returncode != 0:
+        raise CommandError(f"no Redis at {settings.REDIS_URL} and none could be started (see above)")
+    pid = int(pidfile.read_text())
+    try:
+        yield pid
+    finally:
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + 10
+        while _alive(pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+
+
+def _redis_answers() -> bool:
+    try:
+        return bool(redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=2).ping())
+    except redis.RedisError:
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -1,0 +1,128 @@
+"""``make run``: run_stack as a real process on the test database. It prints
+where the webhook and the admin are, and Ctrl-C leaves nothing running: no
+child process, and no redis-server it started itself (one that was already
+running is left alone)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import redis
+import requests
+
+from conftest import ROOT, database_url_for_children, wait_for
+from properties.management.commands.run_stack import redis_ensure
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _answers(url: str) -> bool:
+    try:
+        return bool(redis.Redis.from_url(url, socket_connect_timeout=1).ping())
+    except redis.RedisError:
+        return False
+
+
+def _running(pid: int) -> bool:
+    """Alive and not a zombie waiting to be reaped."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def _descendants(pid: int) -> set[int]:
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (FileNotFoundError, ProcessLookupError):
+                continue
+            parents.setdefault(ppid, []).append(int(entry.name))
+    found, todo = set(), [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            found.add(child)
+            todo.append(child)
+    return found
+
+
+@pytest.mark.django_db
+def test_redis_ensure_leaves_a_redis_that_was_already_running_alone(settings, tmp_path):
+    assert _answers(settings.REDIS_URL)  # the shared test Redis
+    with redis_ensure(pidfile=tmp_path / "redis.pid") as started:
+        assert started is None
+    assert _answers(settings.REDIS_URL)
+    assert not (tmp_path / "redis.pid").exists()
+
+
+@pytest.mark.django_db
+def test_redis_ensure_stops_the_redis_server_it_started(settings, tmp_path):
+    settings.REDIS_URL = f"redis://127.0.0.1:{_free_port()}/0"
+    assert not _answers(settings.REDIS_URL)
+    with redis_ensure(pidfile=tmp_path / "redis.pid") as started:
+        assert started and _running(started)
+        assert _answers(settings.REDIS_URL)
+    assert not _running(started)
+    assert not _answers(settings.REDIS_URL)
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_run_stack_prints_where_to_go_and_ctrl_c_stops_every_process_it_started(tmp_path):
+    web, redis_url = f"127.0.0.1:{_free_port()}", f"redis://127.0.0.1:{_free_port()}/0"
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url_for_children(),  # the test database, not the developer's .data
+        "DATA_DIR": str(tmp_path / "data"),
+        "REDIS_URL": redis_url,  # nothing answers there: run_stack starts its own
+        "PUBLIC_BASE_URL": "https://repairs.example.com",
+        "LLM_BACKEND": "scripted",
+        "PYTHONUNBUFFERED": "1",
+    }
+    log = tmp_path / "run_stack.log"
+    command = [sys.executable, "manage.py", "run_stack", "--no-seed", "--bind", web, "--web-workers", "1"]
+    stack = subprocess.Popen(  # its own process group, which Ctrl-C signals as a whole
+        command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
+    )
+    try:
+        wait_for(lambda: "Ctrl-C stops everything" in log.read_text(), timeout=90, message=f"the banner\n{log}")
+        wait_for(lambda: _healthy(web), timeout=60, message=f"gunicorn on {web}")
+        wait_for(lambda: " ready." in log.read_text(), timeout=60, message="the Celery worker")
+        children = _descendants(stack.pid)
+        redis_pid = int((tmp_path / "data" / "redis.pid").read_text())
+        assert _answers(redis_url) and _running(redis_pid)
+        assert redis_pid not in children  # daemonized: Ctrl-C does not reach it, run_stack must stop it
+        os.killpg(stack.pid, signal.SIGINT)
+        assert stack.wait(timeout=60) == 0
+    finally:
+        if stack.poll() is None:
+            os.killpg(stack.pid, signal.SIGKILL)
+    output = log.read_text()
+
+    assert f"Started redis-server (pid {redis_pid})" in output
+    assert "Webhook for Twilio:  https://repairs.example.com/webhooks/twilio/whatsapp" in output
+    assert f"Admin:               http://{web}/admin/  login landlord / demo-landlord" in output
+    assert "model backend: scripted" in output
+    assert len(children) >= 3  # gunicorn, the Celery worker and beat (and their own children)
+    assert [pid for pid in children if _running(pid)] == []
+    assert not _running(redis_pid) and not _answers(redis_url)
+
+
+def _healthy(bind: str) -> bool:
+    try:
+        return requests.get(f"http://{bind}/healthz", timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
