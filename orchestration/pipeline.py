@@ -4,8 +4,8 @@ Every inbound message queues its own ``inbound.process`` task, but only the
 task of a conversation's newest unprocessed message does the work: it waits
 until that message is ``INBOUND_COALESCE_SECONDS`` old (so a burst of messages
 becomes one turn), then hands all the conversation's unprocessed messages, in
-arrival order, to the turn engine. The conversation row lock in PostgreSQL
-serialises this across any number of workers and machines; the engine marks
+arrival order (by id), to the turn engine. The conversation row lock in
+PostgreSQL serialises this across any number of workers and machines; the engine marks
 the messages processed in the transaction that applies the turn and discards
 a result whose messages another worker handled first.
 """
@@ -65,6 +65,9 @@ def _pending(conversation_id: int) -> list[tuple[int, object]]:
             Message.objects.filter(
                 conversation_id=conversation_id, direction=Message.Direction.INBOUND, processed_at__isnull=True
             )
-            .order_by("created_at", "id")
+            # Arrival order is the order PostgreSQL's sequence handed out ids:
+            # created_at comes from the web servers' clocks, which may disagree,
+            # and the sweeper picks a conversation's highest id too.
+            .order_by("id")
             .values_list("id", "created_at")
         )

@@ -48,3 +48,31 @@ def test_requeues_pending_media(queued, settings):
     type(media).objects.filter(pk=media.pk).update(created_at=timezone.now() - timedelta(seconds=300))
     channel_sweep()
     assert ("media.download", [media.pk], "default") in queued
+
+
+def test_a_burst_whose_clocks_disagree_with_arrival_order_is_not_stalled(queued, settings):
+    """created_at comes from the web server's clock, ids from PostgreSQL's
+    sequence. When a later arrival carries an earlier timestamp the sweeper
+    (highest id) and the pipeline (its newest message does the work) must
+    still agree on which message that is, or the conversation never moves."""
+    from orchestration.models import Turn
+    from orchestration.pipeline import inbound_process
+    from orchestration.scripted import scripted_clear, scripted_queue
+
+    settings.INBOUND_SWEEP_GRACE_SECONDS = 60
+    settings.INBOUND_COALESCE_SECONDS = 0
+    conversation = ConversationFactory()
+    first = MessageFactory(conversation=conversation, body="the boiler is off")
+    second = MessageFactory(conversation=conversation, body="and no hot water")
+    age(first, 120)
+    age(second, 130)  # arrived later, stamped earlier by a web server whose clock is behind
+    channel_sweep()
+    [(name, [message_id], _)] = queued
+    assert (name, message_id) == ("inbound.process", second.pk)
+    scripted_queue(phone=conversation.phone, calls=[{"tool": "respond", "input": {"message": "Sorry to hear it."}}])
+    try:
+        inbound_process(message_id=message_id)
+    finally:
+        scripted_clear(phone=conversation.phone)
+    assert not Message.objects.filter(pk__in=[first.pk, second.pk], processed_at__isnull=True).exists()
+    assert Turn.objects.get(conversation=conversation).message_ids == [first.pk, second.pk]
