@@ -3,6 +3,7 @@ Redis, or fed duplicates and bursts; every message is handled once, in order."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -60,6 +61,34 @@ def test_worker_killed_mid_turn_handles_the_message_once_after_restart(
     settle(lambda: len(replies_to(PHONE)) == 1 and Turn.objects.count() == 1, seconds=5)
     message.refresh_from_db()
     assert message.processed_at is not None
+
+
+def test_worker_killed_mid_turn_is_redelivered_by_redis_alone(home, post_inbound, celery_worker_factory, settings):
+    """No sweeper: acks_late leaves the task unacknowledged in Redis, and the
+    next worker takes it back once the visibility timeout has passed."""
+    import redis
+
+    slow = celery_worker_factory(SCRIPTED_MODEL_DELAY_MS="4000", INBOUND_COALESCE_SECONDS="0")
+    slow.start()
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="hello")
+    message = Message.objects.get(provider_sid=response.params["MessageSid"])
+    wait_for(lambda: "inbound.process" in slow.log_path.read_text(), message="the worker to take the task")
+    time.sleep(1)  # the model is "thinking"
+    slow.kill()
+    unacked = redis.Redis.from_url(settings.REDIS_URL).hkeys(f"{os.environ['CELERY_KEY_PREFIX']}unacked")
+    assert len(unacked) == 1  # Redis still holds the task the dead worker took
+    message.refresh_from_db()
+    assert message.processed_at is None and replies_to(PHONE) == []
+
+    # Kombu looks for expired unacknowledged tasks about 10 s after the worker starts.
+    fresh = celery_worker_factory(
+        INBOUND_COALESCE_SECONDS="0", CELERY_VISIBILITY_TIMEOUT="3", CELERY_TASK_TIME_LIMIT="0"
+    ).start()
+    wait_for(lambda: len(replies_to(PHONE)) == 1, timeout=90, message="one reply after redelivery")
+    settle(lambda: len(replies_to(PHONE)) == 1 and Turn.objects.count() == 1, seconds=5)
+    message.refresh_from_db()
+    assert message.processed_at is not None
+    assert "inbound.process" in fresh.log_path.read_text()
 
 
 def test_redis_down_messages_are_kept_and_handled_once_when_it_returns(
