@@ -53,21 +53,28 @@ def main() -> None:
 
         normalise_ms, match_ms = [], []
         for n in range(args.messages):
-            text = texts[n % len(texts)]
+            row = rows[n % len(rows)]
+            text = row["text"]
             started = time.perf_counter()
             normalise(text)
             normalise_ms.append((time.perf_counter() - started) * 1000)
             started = time.perf_counter()
-            emergency_match(text, organization_id=org.pk, country="GB")
+            emergency_match(text, organization_id=org.pk, country=row.get("country", "GB"))
             match_ms.append((time.perf_counter() - started) * 1000)
 
-        conversation = Conversation.objects.create(organization=org, phone="+447700900001", whatsapp_id="w")
+        # Rows in American wording (a "country" of their own) come from an American organization.
+        orgs = {"GB": org, "US": Organization.objects.create(name="Bench US", slug="bench-us", country="US")}
+        conversations = {
+            country: Conversation.objects.create(organization=o, phone="+447700900001", whatsapp_id="w")
+            for country, o in orgs.items()
+        }
         receiver_ms = {True: [], False: []}
         with mock.patch("conversations.tasks_queue.queue_task"):  # no broker in this measurement
             for n in range(min(args.messages, 400)):
                 row = rows[n % len(rows)]
+                conversation = conversations[row.get("country", "GB")]
                 message = Message.objects.create(
-                    organization=org,
+                    organization=conversation.organization,
                     conversation=conversation,
                     direction="inbound",
                     author="tenant",
@@ -79,7 +86,7 @@ def main() -> None:
                 on_inbound_stored(sender=Message, message=message)
                 receiver_ms[row["emergency"]].append((time.perf_counter() - started) * 1000)
 
-        webhook_ms = webhook_timings(org, rows, requests=min(args.messages, 400))
+        webhook_ms = webhook_timings(orgs, rows, requests=min(args.messages, 400))
 
     print(f"{rules} enabled rules, {len(texts)} labelled messages, {os.cpu_count()} cores")
     print(f"  normalise only:                         {stats(normalise_ms)}")
@@ -90,7 +97,7 @@ def main() -> None:
     print(f"  webhook to TwiML, ordinary message:     {stats(webhook_ms[False])}")
 
 
-def webhook_timings(org, rows: list[dict], *, requests: int) -> dict[bool, list[float]]:
+def webhook_timings(orgs: dict, rows: list[dict], *, requests: int) -> dict[bool, list[float]]:
     """Signed posts of the labelled messages, each from a new phone (so every
     emergency raises its own alert); checks the safety reply is in the answer."""
     from django.test import Client
@@ -99,12 +106,14 @@ def webhook_timings(org, rows: list[dict], *, requests: int) -> dict[bool, list[
     from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
     from properties.models import WhatsAppNumber
 
-    WhatsAppNumber.objects.create(organization=org, number="+14155550100")
+    numbers = {"GB": "+14155550100", "US": "+14155550101"}
+    for country, number in numbers.items():
+        WhatsAppNumber.objects.create(organization=orgs[country], number=number)
     client = Client()
     timings: dict[bool, list[float]] = {True: [], False: []}
     for n in range(requests):
         row = rows[n % len(rows)]
-        params = inbound_params(phone=f"+4477009{n:05d}", to="+14155550100", body=row["text"])
+        params = inbound_params(phone=f"+4477009{n:05d}", to=numbers[row.get("country", "GB")], body=row["text"])
         signature = twilio_signature(
             auth_token="benchmark-token", url="http://testserver" + WEBHOOK_PATH, params=params
         )

@@ -4,6 +4,7 @@ emergency rules, safety messages and alerts."""
 from __future__ import annotations
 
 from django.contrib.postgres.fields import ArrayField
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
@@ -71,8 +72,17 @@ class EmergencyRule(models.Model):
     )
     country = models.CharField(max_length=2, blank=True, help_text="Empty: every country.")
     language = models.CharField(max_length=8, default="en")
-    phrase = models.CharField(max_length=200)
-    is_pattern = models.BooleanField(default=False, help_text="Treat the phrase as a regular expression.")
+    phrase = models.CharField(
+        max_length=500,
+        help_text="Whole words or a phrase, matched at word boundaries on normalised text (case and accents "
+        "folded, punctuation dropped, repeated letters squeezed): 'gas leak' hits 'GAAS LEAK!!', never 'gasket'.",
+    )
+    is_pattern = models.BooleanField(
+        default=False,
+        help_text="Treat the phrase as a Python regular expression. It runs on normalised text, so write it in "
+        "lower case, without accents or punctuation, and with no letter twice in a row ('roten eg' for "
+        "'rotten egg'); use \\b for word boundaries.",
+    )
     category = models.CharField(max_length=32, choices=EmergencyCategory.choices)
     enabled = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -91,6 +101,13 @@ class EmergencyRule(models.Model):
 
     def __str__(self) -> str:
         return f"{self.phrase} ({self.category}, {self.language})"
+
+    def clean(self) -> None:
+        from orchestration.emergencies.matching import rule_problem
+
+        problem = rule_problem(phrase=self.phrase or "", is_pattern=self.is_pattern)
+        if problem:
+            raise ValidationError({"phrase": problem})
 
 
 class SafetyMessage(models.Model):

@@ -3,7 +3,13 @@ migration and re-seeded by tests. Organizations add their own rules and may
 override any safety message in the admin.
 
 Phrases are whole words or phrases (matched on normalised text at word
-boundaries); ``re:`` marks a regular expression over normalised text.
+boundaries); ``re:`` marks a regular expression over normalised text, so it is
+written the way ``normalise`` leaves text: lower case, no accents, no
+punctuation, and no doubled letters ("rotten egg" is "roten eg",
+"calefacción" is "calefacion", "off" is "of").
+
+Seeding adds what is missing and never edits or deletes a row, so a landlord's
+changes to a default (disabling it, say) survive a new release.
 """
 
 from __future__ import annotations
@@ -23,6 +29,15 @@ RULES: dict[str, dict[str, list[str]]] = {
             # Patterns run on normalised text: doubled letters are squeezed ("hissing" -> "hising").
             "re:\\bgas\\b.{0,20}\\b(smel\\w*|leak\\w*|his\\w*)",
             "re:\\b(smel\\w*|leak\\w*|his\\w*)\\b.{0,20}\\bgas\\b",
+            "gas odour",
+            "gas odor",
+            "odour of gas",
+            "odor of gas",
+            "smells like gas",
+            "smell like gas",
+            # The smell added to mains gas; tenants describe it rather than name it.
+            "re:\\broten egs?\\b.{0,20}\\b(smel\\w*|odou?r\\w*|stink\\w*|stench)\\b",
+            "re:\\b(smel\\w*|odou?r\\w*|stink\\w*|stench)\\b.{0,20}\\broten egs?\\b",
         ],
         "pl": [
             "wyciek gazu",
@@ -58,7 +73,8 @@ RULES: dict[str, dict[str, list[str]]] = {
         ],
         "pl": ["pozar", "ogien", "dym", "pali sie"],
         "es": ["incendio", "fuego", "humo", "se quema"],
-        "ro": ["incendiu", "foc", "fum", "arde"],
+        # Romanian puts the article on the end: "focul", "fumul", "incendiul".
+        "ro": ["incendiu", "incendiul", "foc", "focul", "fum", "fumul", "arde", "a luat foc", "ia foc"],
         "pt": ["incendio", "fogo", "fumo", "fumaca", "esta a arder"],
     },
     "flooding": {
@@ -78,7 +94,7 @@ RULES: dict[str, dict[str, list[str]]] = {
         ],
         "pl": ["zalanie", "zalewa", "pekla rura", "woda leje sie", "powodz"],
         "es": ["inundacion", "inundado", "tuberia rota", "se ha roto una tuberia", "agua por todas partes"],
-        "ro": ["inundatie", "inundat", "teava sparta", "curge apa din tavan"],
+        "ro": ["inundatie", "inundatia", "inundat", "teava sparta", "curge apa din tavan"],
         "pt": ["inundacao", "inundado", "cano rebentado", "cano estourado", "agua por todo o lado"],
     },
     "electrical": {
@@ -104,11 +120,53 @@ RULES: dict[str, dict[str, list[str]]] = {
             "no heating elderly",
             "no heating disabled",
             "re:\\bno (heating|heat|hot water)\\b.{0,40}\\b(baby|newborn|elderly|pregnant|disabled|oxygen)\\b",
+            # Heating broken (not only "no heating") and a vulnerable person, either order.
+            "re:\\b(heating|heat|boiler|heater)\\b.{0,20}\\b(broken|broke down|broken down|dead|not working|"
+            "isn t working|isnt working|stoped working|failed|packed up|gone out|cut of|won t come on|wont come on)"
+            "\\b.{0,60}\\b(baby|babies|newborn|infant|todler|elderly|pregnant|disabled|oxygen)\\b",
+            "re:\\b(baby|babies|newborn|infant|todler|elderly|pregnant|disabled|oxygen)\\b.{0,60}\\b(no heating|"
+            "no heat|heating|boiler|heater)\\b.{0,20}\\b(broken|broke down|dead|not working|isn t working|"
+            "isnt working|stoped working|failed|packed up|gone out|cut of)\\b",
         ],
-        "pl": ["brak ogrzewania niemowle"],
-        "es": ["sin calefaccion bebe"],
-        "ro": ["fara caldura bebelus"],
-        "pt": ["sem aquecimento bebe"],
+        "pl": [
+            "brak ogrzewania niemowle",
+            "re:\\b(nie mam ogrzewania|nie mamy ogrzewania|nie ma ogrzewania|brak ogrzewania|bez ogrzewania|"
+            "ogrzewanie nie dziala|nie dziala ogrzewanie|piec nie dziala|zepsul sie piec|piec sie zepsul)\\b"
+            ".{0,60}\\b(niemowl\\w*|noworod\\w*|bobas\\w*|starsz\\w*|w ciazy|ciezarn\\w*|"
+            "niepelnospraw\\w*|tlen\\w*)",
+            "re:\\b(niemowl\\w*|noworod\\w*|bobas\\w*|w ciazy|ciezarn\\w*|niepelnospraw\\w*)\\b.{0,60}"
+            "\\b(nie mam ogrzewania|nie mamy ogrzewania|nie ma ogrzewania|brak ogrzewania|bez ogrzewania|"
+            "ogrzewanie nie dziala|nie dziala ogrzewanie|piec nie dziala)\\b",
+        ],
+        "es": [
+            "sin calefaccion bebe",
+            # "calefacción" normalises to "calefacion".
+            "re:\\b(no tengo calefacion|no tenemos calefacion|no hay calefacion|sin calefacion|"
+            "no funciona la calefacion|la calefacion no funciona|se ha roto la calefacion)\\b"
+            ".{0,60}\\b(bebes?|recien nacid\\w*|embarazad\\w*|ancian\\w*|persona mayor|discapacitad\\w*|"
+            "oxigeno)\\b",
+            "re:\\b(bebes?|recien nacid\\w*|embarazad\\w*|ancian\\w*|discapacitad\\w*)\\b.{0,60}"
+            "\\b(no tengo calefacion|no tenemos calefacion|no hay calefacion|sin calefacion|"
+            "no funciona la calefacion|la calefacion no funciona)\\b",
+        ],
+        "ro": [
+            "fara caldura bebelus",
+            "re:\\b(nu am caldura|nu avem caldura|nu e caldura|fara caldura|nu am incalzire|nu avem incalzire|"
+            "fara incalzire|nu merge caldura|nu merge incalzirea|nu merge centrala|centrala nu merge|"
+            "centrala nu functioneaza|centrala s a stricat|s a stricat centrala)\\b.{0,60}"
+            "\\b(bebelus\\w*|nou nascut\\w*|gravida|insarcinata|batran\\w*|varstnic\\w*|handicap\\w*|oxigen)\\b",
+            "re:\\b(bebelus\\w*|nou nascut\\w*|gravida|insarcinata)\\b.{0,60}\\b(nu am caldura|"
+            "nu avem caldura|fara caldura|nu am incalzire|nu avem incalzire|fara incalzire|centrala nu merge)\\b",
+        ],
+        "pt": [
+            "sem aquecimento bebe",
+            "re:\\b(nao tenho aquecimento|nao temos aquecimento|nao ha aquecimento|sem aquecimento|"
+            "o aquecimento nao funciona|aquecimento avariado|nao tenho calefacao|sem calefacao|"
+            "caldeira avariada|a caldeira nao funciona)\\b.{0,60}\\b(bebes?|recem nascid\\w*|gravida|"
+            "idos[oa]s?|deficien\\w*|oxigenio)\\b",
+            "re:\\b(bebes?|recem nascid\\w*|gravida)\\b.{0,60}\\b(nao tenho aquecimento|"
+            "nao temos aquecimento|sem aquecimento|o aquecimento nao funciona|sem calefacao)\\b",
+        ],
     },
     "security": {
         "en": [
@@ -122,6 +180,10 @@ RULES: dict[str, dict[str, list[str]]] = {
             "front door won't lock",
             "door won't lock",
             "locked out",
+            "broke in",
+            "broke into",
+            "breaking in",
+            "intruder",
         ],
         "pl": ["wlamanie", "nie moge zamknac drzwi"],
         "es": ["robo", "han entrado a robar", "no puedo cerrar la puerta"],
@@ -129,7 +191,17 @@ RULES: dict[str, dict[str, list[str]]] = {
         "pt": ["assalto", "arrombaram", "nao consigo trancar"],
     },
     "sewage": {
-        "en": ["sewage", "raw sewage", "toilet overflowing", "sewage coming up", "drains backing up"],
+        "en": [
+            "sewage",
+            "raw sewage",
+            "toilet overflowing",
+            "sewage coming up",
+            "drains backing up",
+            "sewer backing up",
+            # A toilet that overflows, not the cistern's "overflow pipe".
+            "re:\\btoilets?\\b.{0,20}\\b(overflowing|overflowed|overflows)\\b",
+            "re:\\b(sewer|sewers|drain|drains)\\b.{0,20}\\b(backing up|backed up|backs up|coming up)\\b",
+        ],
         "pl": ["scieki", "szambo wybija"],
         "es": ["aguas residuales", "desbordamiento del inodoro"],
         "ro": ["canalizare refuleaza", "ape uzate"],
@@ -145,10 +217,49 @@ RULES: dict[str, dict[str, list[str]]] = {
             "structural crack",
             "balcony collapsing",
         ],
-        "pl": ["zawalil sie sufit", "sufit spada"],
-        "es": ["se ha caido el techo", "techo derrumbado"],
-        "ro": ["s a prabusit tavanul", "tavanul cade"],
-        "pt": ["o teto caiu", "teto a cair"],
+        "pl": [
+            "zawalil sie sufit",
+            "sufit spada",
+            "re:\\b(sufit|strop|sciana|dach|balkon)\\b.{0,20}"
+            "\\b(zawalil\\w*|runal\\w*|runel\\w*|spadl\\w*|wali sie)\\b",
+            "re:\\b(zawalil\\w*|runal\\w*|runel\\w*|spadl\\w*) (sie )?(sufit|strop|sciana|dach|balkon)\\b",
+        ],
+        "es": [
+            "se ha caido el techo",
+            "techo derrumbado",
+            "re:\\b(techo|pared|balcon|tejado)\\b.{0,20}\\bse (ha )?(caido|cayo|derumbado|derumbo|hundido|hundio)\\b",
+            "re:\\b(techo|pared|balcon|tejado)\\b.{0,20}\\bse esta (cayendo|derumbando|hundiendo)\\b",
+            "re:\\bse (ha )?(caido|cayo|derumbado|derumbo|hundido|hundio) (el |la )?(techo|pared|balcon|tejado)\\b",
+        ],
+        "ro": [
+            "s a prabusit tavanul",
+            "tavanul cade",
+            "re:\\b(tavanul|peretele|balconul|acoperisul)\\b.{0,20}\\b(s a prabusit|a cazut|cade|se prabuseste)\\b",
+            "re:\\b(s a prabusit|a cazut) (tavanul|peretele|balconul|acoperisul)\\b",
+        ],
+        "pt": [
+            "o teto caiu",
+            "teto a cair",
+            "re:\\b(teto|tecto|parede|varanda)\\b.{0,20}\\b(caiu|desabou|ruiu|esta a cair|esta caindo)\\b",
+            "re:\\b(caiu|desabou|ruiu) (o |a )?(teto|tecto|parede|varanda)\\b",
+        ],
+    },
+}
+
+# Wording that is only an emergency in one country: country -> category -> language -> phrases.
+# American tenants heat with a furnace and say the heat "is out"; in Britain and
+# Ireland "a furnace" is only ever a figure of speech for too hot.
+COUNTRY_RULES: dict[str, dict[str, dict[str, list[str]]]] = {
+    "US": {
+        "no_heat_vulnerable": {
+            "en": [
+                "re:\\b(furnace|heat|heater)\\b.{0,20}\\b(is out|went out|is of|quit|died|broke|is broken|"
+                "not working|stoped working)\\b.{0,60}\\b(baby|babies|newborn|infant|todler|elderly|pregnant|"
+                "disabled|oxygen)\\b",
+                "re:\\b(baby|babies|newborn|infant|todler|elderly|pregnant|disabled|oxygen)\\b.{0,60}"
+                "\\b(furnace|heat|heater)\\b.{0,20}\\b(is out|went out|quit|died|broke|is broken|not working)\\b",
+            ],
+        },
     },
 }
 
@@ -223,20 +334,41 @@ SAFETY_MESSAGES: dict[str, dict[str, str]] = {
 }
 
 
+def default_rules() -> list[tuple[str, str, str, str]]:
+    """(country or "" for every country, category, language, phrase) of every built-in rule."""
+    rows = [
+        ("", category, language, phrase)
+        for category, languages in RULES.items()
+        for language, phrases in languages.items()
+        for phrase in phrases
+    ]
+    rows += [
+        (country, category, language, phrase)
+        for country, categories in COUNTRY_RULES.items()
+        for category, languages in categories.items()
+        for language, phrases in languages.items()
+        for phrase in phrases
+    ]
+    return rows
+
+
 def defaults_seed(EmergencyRule, SafetyMessage) -> None:
     """Create the default rules (every country) and safety messages, idempotently.
     Takes the model classes so a data migration can pass its historical models."""
-    for category, languages in RULES.items():
-        for language, phrases in languages.items():
-            for phrase in phrases:
-                is_pattern = phrase.startswith("re:")
-                EmergencyRule.objects.get_or_create(
-                    organization=None,
-                    country="",
-                    language=language,
-                    phrase=phrase[3:] if is_pattern else phrase,
-                    defaults={"category": category, "is_pattern": is_pattern},
-                )
+    # A data migration passes the model as it was then: 0002's phrase column held 200 characters,
+    # so longer rules wait for 0003, which widened it and seeds again.
+    longest = EmergencyRule._meta.get_field("phrase").max_length
+    for country, category, language, phrase in default_rules():
+        is_pattern = phrase.startswith("re:")
+        if len(phrase) - 3 * is_pattern > longest:
+            continue
+        EmergencyRule.objects.get_or_create(
+            organization=None,
+            country=country,
+            language=language,
+            phrase=phrase[3:] if is_pattern else phrase,
+            defaults={"category": category, "is_pattern": is_pattern},
+        )
     for country, messages in SAFETY_MESSAGES.items():
         for category, body in messages.items():
             SafetyMessage.objects.get_or_create(

@@ -10,6 +10,7 @@ edited in the admin takes effect in every worker and web process at once.
 
 from __future__ import annotations
 
+import logging
 import re
 from dataclasses import dataclass
 
@@ -17,6 +18,8 @@ from django.db.models import Count, Max, Q
 
 from orchestration.emergencies.normalise import normalise
 from orchestration.models import EmergencyRule
+
+logger = logging.getLogger(__name__)
 
 # When a message hits several categories, the most dangerous one leads.
 SEVERITY = [
@@ -82,8 +85,9 @@ def _compile(organization_id: int | None, country: str, version: tuple) -> _Comp
         if rule.is_pattern:
             try:
                 patterns.append((re.compile(rule.phrase), hit))
-            except re.error:
-                continue  # the admin validates patterns; a bad one never blocks the others
+            except re.error as exc:
+                # The admin refuses such patterns (rule_problem); one saved some other way never blocks the others.
+                logger.error("emergency rule %s skipped, its pattern does not compile: %s", rule.pk, exc)
         else:
             key = normalise(rule.phrase)
             if key:
@@ -95,6 +99,34 @@ def _compile(organization_id: int | None, country: str, version: tuple) -> _Comp
         else None
     )
     return _Compiled(version=version, phrases=phrases, by_phrase=by_phrase, patterns=patterns)
+
+
+_ESCAPES = re.compile(r"\\.|\(\?P<\w*>|\{[^}]*\}")
+_DOUBLED = re.compile(r"([a-z])\1")
+
+
+def rule_problem(*, phrase: str, is_pattern: bool) -> str | None:
+    """Why a rule could never work as meant, in words for the admin; None when it is fine.
+    Patterns run on normalised text (lower case, no accents or punctuation, no
+    letter twice in a row), so a pattern that needs anything else never fires."""
+    if not is_pattern:
+        return None if normalise(phrase) else "The phrase has no letters or digits left after normalising."
+    try:
+        compiled = re.compile(phrase)
+    except re.error as exc:
+        return f"Not a valid regular expression: {exc}."
+    if compiled.search(""):
+        return "This pattern matches an empty message, so every message would be an emergency."
+    literal = _ESCAPES.sub(" ", phrase)
+    doubled = _DOUBLED.search(literal)
+    if doubled:
+        return (
+            f"Patterns run on normalised text, where no letter appears twice in a row: write "
+            f"{doubled.group(1)!r} instead of {doubled.group(0)!r}."
+        )
+    if any(ch.isupper() or (ch.isalpha() and not ch.isascii()) for ch in literal):
+        return "Patterns run on normalised text: write them in lower case without accents."
+    return None
 
 
 def rules_version(organization_id: int | None) -> tuple:

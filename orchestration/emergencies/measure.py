@@ -13,6 +13,8 @@ LABELLED_SET = Path(settings.BASE_DIR) / "evals" / "emergencies" / "messages.jso
 
 
 def emergency_rules_measure(*, path: Path = LABELLED_SET, country: str = "GB", organization_id=None) -> dict:
+    """A row's own ``country`` (wording only used there, such as an American
+    "furnace is out") wins over ``country``."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     report = {
         "positives": 0,
@@ -24,7 +26,7 @@ def emergency_rules_measure(*, path: Path = LABELLED_SET, country: str = "GB", o
         "fps": [],
     }
     for row in rows:
-        match = emergency_match(row["text"], organization_id=organization_id, country=country)
+        match = emergency_match(row["text"], organization_id=organization_id, country=row.get("country", country))
         if row["emergency"]:
             report["positives"] += 1
             if match:
