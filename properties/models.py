@@ -8,6 +8,9 @@ from django.contrib.postgres.indexes import GinIndex
 from django.db import models
 from django.db.models import Q
 
+# International format: what Twilio sends without its "whatsapp:" prefix.
+E164_PATTERN = r"^\+[1-9][0-9]{6,14}$"
+
 
 class Country(models.TextChoices):
     GB = "GB", "Great Britain"
@@ -46,7 +49,13 @@ class WhatsAppNumber(models.Model):
     """A WhatsApp sender number that belongs to one organization (E.164, no prefix)."""
 
     organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="whatsapp_numbers")
-    number = models.CharField(max_length=32, unique=True)
+    number = models.CharField(max_length=32, unique=True, help_text="E.164, e.g. +447700900000 (no 'whatsapp:').")
+
+    class Meta:
+        constraints = [
+            # A number stored as "whatsapp:+44..." or "07700..." would route no message.
+            models.CheckConstraint(condition=Q(number__regex=E164_PATTERN), name="whatsapp_number_e164"),
+        ]
 
     def __str__(self) -> str:
         return self.number
@@ -100,7 +109,7 @@ class Tenant(models.Model):
         ordering = ["name"]
         constraints = [
             models.UniqueConstraint(fields=["organization", "phone"], name="tenant_unique_phone_per_org"),
-            models.CheckConstraint(condition=Q(phone__regex=r"^\+[1-9][0-9]{6,14}$"), name="tenant_phone_e164"),
+            models.CheckConstraint(condition=Q(phone__regex=E164_PATTERN), name="tenant_phone_e164"),
         ]
 
     def __str__(self) -> str:

@@ -14,9 +14,9 @@ import re
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from properties.models import Organization, Property, Tenancy, Tenant
+from properties.models import E164_PATTERN, Organization, Property, Tenancy, Tenant
 
-E164 = re.compile(r"^\+[1-9][0-9]{6,14}$")
+E164 = re.compile(E164_PATTERN)
 
 
 def phone_normalize(phone: str) -> str:

@@ -1,9 +1,11 @@
 """The database itself enforces what the product relies on."""
 
 import pytest
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 
 from conversations.models import Conversation, Message
+from properties.models import WhatsAppNumber
 from properties.tests.factories import OrganizationFactory, TenantFactory
 
 pytestmark = pytest.mark.django_db
@@ -68,3 +70,14 @@ def test_tenant_phone_must_be_e164_and_unique_per_organization():
     with pytest.raises(IntegrityError), transaction.atomic():
         TenantFactory(phone="07700 900999")
     TenantFactory(phone="+447700900999")  # same number, another organization: fine
+
+
+@pytest.mark.parametrize("number", ["whatsapp:+447700900000", "07700900000", "+44 7700 900000"])
+def test_a_whatsapp_number_that_could_route_nothing_is_refused(number):
+    organization = OrganizationFactory()
+    rejected = WhatsAppNumber(organization=organization, number=number)
+    with pytest.raises(ValidationError, match="whatsapp_number_e164"):
+        rejected.full_clean()  # what the admin form runs: a clear error, not a 500
+    with pytest.raises(IntegrityError, match="whatsapp_number_e164"), transaction.atomic():
+        rejected.save()
+    WhatsAppNumber.objects.create(organization=organization, number="+447700900000")
