@@ -11,7 +11,10 @@ model is called by Celery tasks queued after commit.
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -25,6 +28,14 @@ from properties.models import Organization, WhatsAppNumber
 logger = logging.getLogger(__name__)
 
 WHATSAPP_PREFIX = "whatsapp:"
+# The columns these land in (Message.provider_sid/from_address/to_address, Conversation.phone).
+SID_MAX_CHARS = 64
+FROM_MAX_CHARS = 64
+TO_MAX_CHARS = 64
+PHONE_MAX_CHARS = 32
+# Twilio sends at most ten media per message.
+MAX_MEDIA = 10
+MEDIA_KEY = re.compile(r"MediaUrl(\d{1,3})")
 
 
 @dataclass
@@ -35,15 +46,37 @@ class InboundResult:
     replies: list[str] = field(default_factory=list)
 
 
-def payload_clean(params: dict[str, str]) -> tuple[dict[str, str], list[str]]:
-    """Strip NUL bytes (PostgreSQL text cannot hold them) and say so."""
+def payload_clean(params: Mapping[str, str | list[str]]) -> tuple[dict[str, str], dict[str, Any], list[str]]:
+    """Strip NUL bytes (PostgreSQL text cannot hold them) and say so. Returns
+    the fields (the last value of a repeated key, as Django's ``get`` gives),
+    the raw payload to keep (every value of a repeated key), and flags."""
     flags = []
-    cleaned = {}
+    fields: dict[str, str] = {}
+    raw: dict[str, Any] = {}
     for key, value in params.items():
-        if "\x00" in key or "\x00" in value:
+        values = value if isinstance(value, list) else [value]
+        if any("\x00" in item for item in [key, *values]):
             flags.append("nul_bytes")
-        cleaned[key.replace("\x00", "")] = value.replace("\x00", "")
-    return cleaned, sorted(set(flags))
+        if any("\ufffd" in item for item in [key, *values]):
+            flags.append("undecodable_text")  # bytes that were not UTF-8, replaced when the form was decoded
+        key = key.replace("\x00", "")
+        values = [item.replace("\x00", "") for item in values]
+        if len(values) > 1:
+            flags.append("repeated_keys")
+        fields[key] = values[-1] if values else ""
+        raw[key] = values if len(values) > 1 else fields[key]
+    return fields, raw, sorted(set(flags))
+
+
+def sender_problem(sender: str) -> str | None:
+    """Why ``From`` cannot start a conversation, or None. A WhatsApp sender
+    is ``whatsapp:+<number>``; anything else (an SMS number, another channel,
+    a value too long for its column) is stored, flagged and not processed."""
+    if not sender.startswith(WHATSAPP_PREFIX):
+        return "from_not_whatsapp"
+    if not number_strip(sender) or len(sender) > FROM_MAX_CHARS or len(number_strip(sender)) > PHONE_MAX_CHARS:
+        return "from_invalid"
+    return None
 
 
 def number_strip(value: str) -> str:
@@ -60,24 +93,41 @@ def organization_for_inbound(*, messaging_service_sid: str, to: str) -> Organiza
     return number.organization if number else None
 
 
-def message_record_inbound(*, params: dict[str, str]) -> InboundResult:
-    """Store one webhook delivery. Returns the message (None only when it was
-    a repeat), whether it was new, and any immediate reply text."""
-    params, flags = payload_clean(params)
+def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable: bool = False) -> InboundResult:
+    """Store one webhook delivery. Returns the message (for a repeated
+    delivery, the one stored first), whether this call stored it, and any
+    immediate reply text.
+
+    Nothing is lost to bad input: a payload we cannot process (no SID, no
+    sender, a sender that is not a WhatsApp number, values too long for their
+    columns) is stored flagged ``malformed`` with the whole raw payload.
+    ``undecodable`` says the request body itself was not UTF-8."""
+    params, raw, flags = payload_clean(params)
+    if undecodable:
+        flags.append("undecodable_text")
     sid = params.get("MessageSid") or params.get("SmsMessageSid") or ""
     sender = params.get("From", "")
+    to = params.get("To", "")
     if not sid or not sender:
         flags.append("malformed")
+    elif problem := sender_problem(sender):
+        flags += [problem, "malformed"]
+    if len(sid) > SID_MAX_CHARS:
+        flags += ["sid_too_long", "malformed"]
+    if len(to) > TO_MAX_CHARS:
+        flags.append("to_too_long")
     body = params.get("Body", "")
     if len(body) > settings.INBOUND_MAX_BODY_CHARS:
         body = body[: settings.INBOUND_MAX_BODY_CHARS]
         flags.append("body_truncated")  # the full text stays in raw_payload
     organization = organization_for_inbound(
-        messaging_service_sid=params.get("MessagingServiceSid", ""), to=params.get("To", "")
+        messaging_service_sid=params.get("MessagingServiceSid", ""), to=to[:TO_MAX_CHARS]
     )
     if organization is None:
         flags.append("unrouted")
-        logger.warning("inbound %s to %s matches no organization; stored as unrouted", sid, params.get("To"))
+        logger.warning("inbound %s to %s matches no organization; stored as unrouted", sid[:SID_MAX_CHARS], to[:40])
+    media_urls, media_flags = media_urls_present(params)
+    flags = list(dict.fromkeys(flags + media_flags))
 
     with transaction.atomic():
         conversation = None
@@ -92,41 +142,78 @@ def message_record_inbound(*, params: dict[str, str]) -> InboundResult:
             direction=Message.Direction.INBOUND,
             author=Message.Author.TENANT,
             body=body,
-            provider_sid=sid or None,
-            from_address=sender,
-            to_address=params.get("To", ""),
+            # Cut to the column: a repeat of the same over-long SID still finds this row.
+            provider_sid=sid[:SID_MAX_CHARS] or None,
+            from_address=sender[:FROM_MAX_CHARS],
+            to_address=to[:TO_MAX_CHARS],
             status=Message.Status.RECEIVED,
             flags=flags,
-            raw_payload=params,
+            raw_payload=raw,
         )
-        if not _insert_once(message):
-            logger.info("repeated delivery of %s ignored", sid)
-            return InboundResult(message=None, created=False)
-        media = _media_record(message, params)
-        if conversation is not None:
-            Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=message.created_at)
-            transaction.on_commit(lambda: queue_task("inbound.process", [message.pk]))
-        for item in media:
-            if item.download_state == Media.DownloadState.PENDING:
-                transaction.on_commit(lambda pk=item.pk: queue_task("media.download", [pk]))
+        stored = _insert_once(message)
+        if stored:
+            media = _media_record(message, media_urls, params)
+            if conversation is not None:
+                Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=message.created_at)
+                transaction.on_commit(lambda: queue_task("inbound.process", [message.pk]))
+            for item in media:
+                if item.download_state == Media.DownloadState.PENDING:
+                    transaction.on_commit(lambda pk=item.pk: queue_task("media.download", [pk]))
+    if not stored:
+        logger.info("repeated delivery of %s", sid[:SID_MAX_CHARS])
+        return _repeat(provider_sid=message.provider_sid)
 
     logger.info(
         "inbound %s from %s stored (org %s, %d media, flags %s)",
-        sid,
-        phone_mask(sender),
+        sid[:SID_MAX_CHARS],
+        phone_mask(sender[:FROM_MAX_CHARS]),
         organization.slug if organization else "-",
         len(media),
         flags,
     )
+    return InboundResult(message=message, created=True, replies=_immediate_replies(message, repeat=False))
+
+
+def _repeat(*, provider_sid: str | None) -> InboundResult:
+    """Twilio delivers again when it did not get our answer: give the same
+    immediate reply (the safety message) again. Receivers are told it is a
+    repeat; the emergency receiver does not record a second alert."""
+    message = (
+        Message.objects.select_related("conversation__organization").filter(provider_sid=provider_sid).first()
+        if provider_sid
+        else None
+    )
+    replies = _immediate_replies(message, repeat=True) if message is not None else []
+    return InboundResult(message=message, created=False, replies=replies)
+
+
+def _immediate_replies(message: Message, *, repeat: bool) -> list[str]:
+    """Ask the ``inbound_stored`` receivers for TwiML text. Runs after commit:
+    a failing receiver can never lose the stored message."""
     replies = []
-    if conversation is not None:
-        # After commit: a failing receiver can never lose the stored message.
-        for receiver, reply in inbound_stored.send_robust(sender=Message, message=message):
-            if isinstance(reply, Exception):
-                logger.error("inbound_stored receiver %s failed: %r", receiver, reply, exc_info=reply)
-            elif reply:
-                replies.append(str(reply))
-    return InboundResult(message=message, created=True, replies=replies)
+    if message.conversation is None:
+        return replies
+    for receiver, reply in inbound_stored.send_robust(sender=Message, message=message, repeat=repeat):
+        if isinstance(reply, Exception):
+            logger.error("inbound_stored receiver %s failed: %r", receiver, reply, exc_info=reply)
+        elif reply:
+            replies.append(str(reply))
+    return replies
+
+
+def media_urls_present(params: Mapping[str, str]) -> tuple[list[tuple[int, str]], list[str]]:
+    """(index, url) for every ``MediaUrlN`` actually posted, in order, whatever
+    ``NumMedia`` says; flags when the two disagree or there are too many."""
+    found = sorted(
+        (int(match.group(1)), url) for key, url in params.items() if (match := MEDIA_KEY.fullmatch(key)) and url
+    )
+    flags = []
+    declared = params.get("NumMedia", "")
+    if declared.strip() != str(len(found)) and not (declared == "" and not found):
+        flags.append("num_media_mismatch")
+    if len(found) > MAX_MEDIA:
+        flags.append("media_ignored")  # beyond Twilio's ten; the URLs stay in raw_payload
+    return found[:MAX_MEDIA], flags
 
 
 def _insert_once(message: Message) -> bool:
@@ -148,16 +235,9 @@ def _insert_once(message: Message) -> bool:
     return True
 
 
-def _media_record(message: Message, params: dict[str, str]) -> list[Media]:
-    try:
-        count = int(params.get("NumMedia") or 0)
-    except ValueError:
-        count = 0
+def _media_record(message: Message, urls: list[tuple[int, str]], params: Mapping[str, str]) -> list[Media]:
     media = []
-    for index in range(min(count, 10)):
-        url = params.get(f"MediaUrl{index}", "")
-        if not url:
-            continue
+    for index, url in urls:
         allowed = media_host_allowed(url)
         media.append(
             Media(

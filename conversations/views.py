@@ -28,6 +28,18 @@ def _signed(request: HttpRequest) -> bool:
     )
 
 
+def _body_utf8(request: HttpRequest) -> bool:
+    """Django decodes a form body that is not UTF-8 as Latin-1; we keep the
+    text but flag it. (A multipart body is streamed, not kept: not checked.)"""
+    if request.content_type != "application/x-www-form-urlencoded":
+        return True
+    try:
+        request.body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def twiml(replies: list[str]) -> HttpResponse:
     messages = "".join(f"<Message>{escape(text)}</Message>" for text in replies)
     body = f'<?xml version="1.0" encoding="UTF-8"?><Response>{messages}</Response>'
@@ -40,9 +52,16 @@ def twilio_whatsapp_webhook(request: HttpRequest) -> HttpResponse:
     if not _signed(request):
         logger.warning("rejected a WhatsApp webhook with a missing or wrong signature")
         return HttpResponseForbidden("invalid Twilio signature")
-    result = message_record_inbound(params={key: request.POST.get(key) for key in request.POST})
+    result = message_record_inbound(params=dict(request.POST.lists()), undecodable=not _body_utf8(request))
     if result.message is not None and "malformed" in result.message.flags:
-        return HttpResponse("MessageSid and From are required; the payload was stored", status=400)
+        problems = ", ".join(flag for flag in result.message.flags if flag != "malformed")
+        return HttpResponse(
+            "Malformed payload: a MessageSid and a WhatsApp From (whatsapp:+number) are required"
+            + (f" ({problems})" if problems else "")
+            + "; the payload was stored",
+            status=400,
+            content_type="text/plain",
+        )
     return twiml(result.replies)
 
 

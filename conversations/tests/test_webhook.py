@@ -219,3 +219,198 @@ def test_a_message_in_a_known_conversation_costs_a_fixed_handful_of_queries(post
         post_inbound(phone="+447700900123", to="+14155550001", body="The kitchen tap is dripping")
     statements = [q["sql"].split()[0].upper() for q in queries.captured_queries]
     assert len([s for s in statements if s not in {"SAVEPOINT", "RELEASE"}]) <= 5, statements
+
+
+def signed_raw_post(client, body: bytes, signed_params):
+    """POST ``body`` as it is; the signature covers ``signed_params``."""
+    from django.conf import settings
+
+    from conftest import AUTH_TOKEN
+    from conversations.testing.signing import WEBHOOK_PATH, twilio_signature
+
+    url = settings.PUBLIC_BASE_URL + WEBHOOK_PATH
+    sig = twilio_signature(auth_token=AUTH_TOKEN, url=url, params=signed_params)
+    return client.generic(
+        "POST",
+        WEBHOOK_PATH,
+        body,
+        content_type="application/x-www-form-urlencoded",
+        HTTP_X_TWILIO_SIGNATURE=sig,
+    )
+
+
+def test_a_body_of_100_000_characters_is_stored_cut_and_flagged_with_the_whole_text_kept(
+    post_inbound, number, queued, settings
+):
+    text = "the boiler makes a noise " * 4000
+    assert len(text) == 100_000
+    response = post_inbound(phone="+447700900123", to="+14155550001", body=text)
+    assert response.status_code == 200
+    message = Message.objects.get()
+    assert len(message.body) == settings.INBOUND_MAX_BODY_CHARS and "body_truncated" in message.flags
+    assert message.raw_payload["Body"] == text
+    assert message.conversation is not None  # still processed
+
+
+def test_percent_encoded_bytes_that_are_not_utf8_are_stored_and_flagged(client, number, queued):
+    """Form data carries bytes percent-encoded; %E9 alone is Latin-1 'é', not
+    UTF-8. Django decodes it to U+FFFD; the message is kept and flagged."""
+    from urllib.parse import urlencode
+
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="PLACEHOLDER")
+    raw = urlencode(params).replace("PLACEHOLDER", "caf%E9+au+lait").encode()
+    response = signed_raw_post(client, raw, {**params, "Body": "caf\ufffd au lait"})
+    assert response.status_code == 200
+    message = Message.objects.get()
+    assert message.body == "caf\ufffd au lait" and "undecodable_text" in message.flags
+    assert message.conversation is not None
+
+
+def test_a_raw_body_that_is_not_utf8_is_stored_and_flagged(client, number, queued):
+    from urllib.parse import urlencode
+
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="PLACEHOLDER")
+    raw = urlencode(params).encode().replace(b"PLACEHOLDER", b"caf\xe9")
+    # Django falls back to Latin-1 for a body that is not UTF-8.
+    response = signed_raw_post(client, raw, {**params, "Body": "café"})
+    assert response.status_code == 200
+    message = Message.objects.get()
+    assert message.body == "café" and "undecodable_text" in message.flags
+
+
+def test_a_request_signed_over_other_bytes_is_refused_not_a_500(client, number, queued):
+    from urllib.parse import urlencode
+
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="PLACEHOLDER")
+    raw = urlencode(params).replace("PLACEHOLDER", "caf%E9").encode()
+    response = signed_raw_post(client, raw, {**params, "Body": "café"})  # what the sender meant
+    assert response.status_code == 403
+    assert not Message.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("num_media", "present"),
+    [("0", [0]), ("3", [0]), ("1", [0, 1]), ("two", [0]), ("", [0])],
+)
+def test_media_fields_present_are_recorded_whatever_num_media_says(post_inbound, number, queued, num_media, present):
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="")
+    params["NumMedia"] = num_media
+    for index in present:
+        params[f"MediaUrl{index}"] = f"https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME{index}"
+        params[f"MediaContentType{index}"] = "image/jpeg"
+    assert post_inbound(params).status_code == 200
+    message = Message.objects.get()
+    assert sorted(message.media.values_list("index", flat=True)) == present
+    assert "num_media_mismatch" in message.flags
+    assert message.conversation is not None
+
+
+def test_a_gap_in_the_media_numbering_loses_no_photo(post_inbound, number, queued):
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="")
+    params.update(NumMedia="2", MediaUrl0="https://api.twilio.com/a/ME0", MediaUrl3="https://api.twilio.com/a/ME3")
+    post_inbound(params)
+    message = Message.objects.get()
+    assert list(message.media.order_by("index").values_list("index", flat=True)) == [0, 3]
+    assert "num_media_mismatch" not in message.flags
+
+
+@pytest.mark.parametrize(
+    ("sender", "flag"),
+    [
+        ("+447700900123", "from_not_whatsapp"),  # an SMS sender
+        ("messenger:1234567890", "from_not_whatsapp"),
+        ("whatsapp:", "from_invalid"),
+        ("whatsapp:+" + "4" * 40, "from_invalid"),  # fits from_address, not the phone column
+        ("whatsapp:+" + "4" * 200, "from_invalid"),
+    ],
+)
+def test_a_sender_that_is_not_a_whatsapp_number_is_stored_flagged_and_answered_400(
+    post_inbound, number, queued, sender, flag, django_capture_on_commit_callbacks
+):
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="hello")
+    params["From"] = sender
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post_inbound(params)
+    assert response.status_code == 400 and flag in response.content.decode()
+    message = Message.objects.get()
+    assert {flag, "malformed"} <= set(message.flags)
+    assert message.conversation is None and not Conversation.objects.exists()
+    assert message.raw_payload["From"] == sender and message.from_address == sender[:64]
+    assert queued == []
+
+
+def test_an_over_long_sid_is_stored_flagged_and_its_repeat_is_recognised(post_inbound, number, queued):
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="hello", sid="SM" + "a" * 98)
+    first, second = post_inbound(params), post_inbound(params)
+    assert first.status_code == second.status_code == 400
+    message = Message.objects.get()
+    assert {"sid_too_long", "malformed"} <= set(message.flags)
+    assert message.provider_sid == params["MessageSid"][:64]
+    assert message.raw_payload["MessageSid"] == params["MessageSid"]
+
+
+def test_an_over_long_to_is_stored_unrouted_and_flagged(post_inbound, number, queued):
+    response = post_inbound(phone="+447700900123", to="+1" + "5" * 100, body="hello")
+    assert response.status_code == 200
+    message = Message.objects.get()
+    assert {"to_too_long", "unrouted"} <= set(message.flags)
+    assert message.raw_payload["To"] == "whatsapp:+1" + "5" * 100
+
+
+def test_repeated_keys_are_all_signed_and_all_kept(client, number, queued):
+    """Twilio's validator signs every value of a repeated key; so must our check."""
+    from django.conf import settings
+    from django.utils.datastructures import MultiValueDict
+
+    from conftest import AUTH_TOKEN
+    from conversations.testing.signing import WEBHOOK_PATH, twilio_signature
+
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="hi")
+    repeated = MultiValueDict({key: [value] for key, value in params.items()})
+    repeated.setlist("AddOns", ["first", "second"])
+    url = settings.PUBLIC_BASE_URL + WEBHOOK_PATH
+    sig = twilio_signature(auth_token=AUTH_TOKEN, url=url, params=repeated)
+    response = client.post(WEBHOOK_PATH, {**params, "AddOns": ["first", "second"]}, HTTP_X_TWILIO_SIGNATURE=sig)
+    assert response.status_code == 200
+    message = Message.objects.get()
+    assert message.raw_payload["AddOns"] == ["first", "second"] and "repeated_keys" in message.flags
+    # Signed over the last value only (what a plain dict would keep): refused.
+    params["MessageSid"] = "SM" + "f" * 32
+    last_only = twilio_signature(auth_token=AUTH_TOKEN, url=url, params={**params, "AddOns": "second"})
+    forged = client.post(WEBHOOK_PATH, {**params, "AddOns": ["first", "second"]}, HTTP_X_TWILIO_SIGNATURE=last_only)
+    assert forged.status_code == 403
+
+
+def test_a_repeated_delivery_repeats_the_immediate_reply(post_inbound, number, queued):
+    calls = []
+
+    @receiver(inbound_stored)
+    def safety(sender, message, repeat=False, **kwargs):
+        calls.append((message.pk, repeat))
+        return "Leave the property and call 0800 111 999"
+
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="I smell gas")
+    try:
+        first, second = post_inbound(params), post_inbound(params)
+    finally:
+        inbound_stored.disconnect(safety)
+    assert "<Message>Leave the property and call 0800 111 999</Message>" in first.content.decode()
+    assert "<Message>Leave the property and call 0800 111 999</Message>" in second.content.decode()
+    message = Message.objects.get()
+    assert calls == [(message.pk, False), (message.pk, True)]
+
+
+def test_twilios_retry_of_an_emergency_gets_the_safety_message_again_and_one_alert(post_inbound, number, queued):
+    """Twilio delivers again when our first answer did not reach it, so the
+    retry must carry the safety message too; the alert is recorded once."""
+    from orchestration.models import EmergencyAlert, EmergencyRule
+
+    EmergencyRule.objects.create(
+        organization=number.organization, country="", language="en", phrase="smell gas", category="gas"
+    )
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="I can smell gas in the hall")
+    first, second = post_inbound(params), post_inbound(params)
+    first_twiml, second_twiml = first.content.decode(), second.content.decode()
+    assert "<Message>" in first_twiml
+    assert second_twiml == first_twiml
+    assert EmergencyAlert.objects.count() == 1 and Message.objects.filter(direction="inbound").count() == 1
