@@ -9,7 +9,7 @@ from conversations.tasks_queue import queue_task
 from orchestration.emergencies.alerts import emergency_notify_email
 from orchestration.emergencies.sweeper import emergency_sweep
 from orchestration.emergencies.validation import emergency_validate, emergency_validation_failed
-from orchestration.llm import LLMError
+from orchestration.llm import LLMMisconfigured, LLMUnavailable
 from orchestration.pipeline import inbound_process
 
 
@@ -24,7 +24,9 @@ def process_inbound(message_id: int) -> None:
 def validate_emergency(self, alert_id: int) -> None:
     try:
         emergency_validate(alert_id=alert_id)
-    except LLMError as exc:
+    except LLMMisconfigured as exc:  # retrying cannot fix a bad key or request: fail safe at once
+        emergency_validation_failed(alert_id=alert_id, reason=str(exc))
+    except LLMUnavailable as exc:
         if self.request.retries >= settings.EMERGENCY_VALIDATION_MAX_RETRIES:
             emergency_validation_failed(alert_id=alert_id, reason=str(exc))
             return
