@@ -3,7 +3,14 @@
 Outside WhatsApp's 24-hour customer-service window only an approved template
 may go out: ``WHATSAPP_TEMPLATES`` maps a message's purpose (or ``generic``)
 to a Content SID whose single variable carries the text. With no template the
-message fails with that reason, recorded for the landlord to see.
+message fails with that reason, recorded for the landlord to see. When Twilio
+refuses free text with 63016 (outside the window), in its answer to the send
+or later in a status callback, the message goes out once more as its template;
+the refused attempt stays in ``raw_payload["attempts"]``.
+
+Status callbacks find the message by our own id in the callback URL, so one
+that arrives before Twilio's answer to the send is not lost, and statuses
+only move forward.
 """
 
 from __future__ import annotations
@@ -13,11 +20,13 @@ from datetime import timedelta
 
 import requests.exceptions
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from conversations.senders import OutgoingMessage, SendError, sender
+from conversations.tasks_queue import queue_task
 from conversations.twilio_client import phone_mask
 
 logger = logging.getLogger(__name__)
@@ -36,6 +45,7 @@ STATUS_RANK = {
 # Twilio's "outside the allowed window" error, and our flag for a message that got it.
 TWILIO_WINDOW_CLOSED_CODE = "63016"
 WINDOW_CLOSED = "window_closed"
+FAILED_STATUSES = {Message.Status.FAILED, Message.Status.UNDELIVERED}
 TWILIO_STATUS = {"accepted": "queued", "scheduled": "queued", "receiving": "sending", "received": "delivered"}
 
 
@@ -113,7 +123,7 @@ def message_send(*, message_id: int) -> Message | None:
     except (SendError, requests.exceptions.RequestException) as exc:
         if getattr(exc, "code", "") != TWILIO_WINDOW_CLOSED_CODE or outgoing.template_sid:
             return _send_failed(message, exc)
-        _attempt_record(message, outgoing, exc)
+        _attempt_record(message, kind="text", error_code=TWILIO_WINDOW_CLOSED_CODE, error=str(exc))
         if not template:
             return _record_failure(
                 message, code=TWILIO_WINDOW_CLOSED_CODE, reason=f"{exc}; {_no_template_reason(purpose)}"
@@ -165,18 +175,13 @@ def _template_use(outgoing: OutgoingMessage, template: str) -> None:
     outgoing.template_variables = {"1": outgoing.body}
 
 
-def _attempt_record(message: Message, outgoing: OutgoingMessage, exc: Exception) -> None:
+def _attempt_record(message: Message, *, kind: str, error_code: str, error: str, provider_sid: str = "") -> None:
     """Keep a refused attempt on the message, and flag that the window is closed."""
     payload = dict(message.raw_payload or {})
-    payload["attempts"] = [
-        *payload.get("attempts", []),
-        {
-            "at": timezone.now().isoformat(),
-            "kind": "template" if outgoing.template_sid else "text",
-            "error_code": getattr(exc, "code", ""),
-            "error": str(exc)[:500],
-        },
-    ]
+    attempt = {"at": timezone.now().isoformat(), "kind": kind, "error_code": error_code, "error": error[:500]}
+    if provider_sid:
+        attempt["provider_sid"] = provider_sid
+    payload["attempts"] = [*payload.get("attempts", []), attempt]
     message.raw_payload = payload
     if WINDOW_CLOSED not in message.flags:
         message.flags = [*message.flags, WINDOW_CLOSED]
@@ -237,6 +242,43 @@ def message_status_update(
         messages = messages.filter(provider_sid=provider_sid)
     else:
         return False
+    if provider_sid:
+        # A late callback for an attempt we already replaced by the template.
+        messages = messages.exclude(raw_payload__contains={"attempts": [{"provider_sid": provider_sid}]})
     if error_code or error_message:
         updates.update(error_code=error_code[:16], error_message=error_message[:1000])
-    return bool(messages.update(**updates))
+    changed = bool(messages.update(**updates))
+    if changed and error_code == TWILIO_WINDOW_CLOSED_CODE and status in FAILED_STATUSES:
+        _window_closed_resend(provider_sid=provider_sid, message_id=message_id, reason=error_message)
+    return changed
+
+
+def _window_closed_resend(*, provider_sid: str, message_id: int | None, reason: str) -> None:
+    """Twilio accepted free text and then reported 63016 (outside the 24-hour
+    window): queue the message again, to go out as its approved template."""
+    with transaction.atomic():
+        lookup = {"pk": message_id} if message_id is not None else {"provider_sid": provider_sid}
+        message = Message.objects.select_for_update().filter(**lookup).first()
+        if message is None or message.template_sid:
+            return  # the template itself was refused: the failure stands
+        purpose = (message.raw_payload or {}).get("purpose", "generic")
+        if not template_for(purpose):
+            message.error_message = f"{reason}; {_no_template_reason(purpose)}"[:1000]
+            message.save(update_fields=["error_message"])
+            return
+        _attempt_record(
+            message,
+            kind="text",
+            error_code=TWILIO_WINDOW_CLOSED_CODE,
+            error=reason or "outside the 24-hour window",
+            provider_sid=message.provider_sid or provider_sid,
+        )
+        message.status = Message.Status.PENDING
+        message.provider_sid = None
+        message.error_code = message.error_message = ""
+        message.status_updated_at = timezone.now()
+        message.save(
+            update_fields=["raw_payload", "status", "provider_sid", "error_code", "error_message", "status_updated_at"]
+        )
+        transaction.on_commit(lambda: queue_task("outbound.send", [[message.pk]]))
+    logger.info("message %s: Twilio reported 63016, queued again as a template", message.pk)

@@ -284,3 +284,39 @@ def test_a_callback_that_beats_the_send_answer_is_kept(conversation, twilio_stub
     assert message.status == Message.Status.DELIVERED
     assert message.provider_sid.startswith("SM")
     assert message.sent_at is not None and message.from_address == "whatsapp:+14155550001"
+
+
+def test_63016_reported_by_a_status_callback_sends_the_template_instead(
+    conversation, twilio_stub, client, settings, queued, django_capture_on_commit_callbacks
+):
+    """Twilio usually accepts the free text and reports 63016 later, in the
+    status callback: the message goes out again as its template, once."""
+    settings.WHATSAPP_TEMPLATES = {"generic": "HX" + "6" * 32}
+    message = message_send(message_id=queue(conversation, body="The plumber comes at 9").pk)
+    first_sid = message.provider_sid
+    path = f"/webhooks/twilio/status?mid={message.pk}"
+    refused = {"MessageSid": first_sid, "MessageStatus": "undelivered", "ErrorCode": "63016"}
+    with django_capture_on_commit_callbacks(execute=True):
+        assert signed_status(client, message, path, **refused).status_code == 204
+    message.refresh_from_db()
+    assert message.status == Message.Status.PENDING and "window_closed" in message.flags
+    assert message.raw_payload["attempts"][0]["provider_sid"] == first_sid
+    assert [args for name, args, _ in queued if name == "outbound.send"][-1] == [[message.pk]]
+
+    message = message_send(message_id=message.pk)
+    assert twilio_stub.sent[1]["ContentSid"] == "HX" + "6" * 32 and "Body" not in twilio_stub.sent[1]
+    assert message.status == Message.Status.QUEUED and message.provider_sid != first_sid
+
+    # A late or repeated callback for the first attempt changes nothing.
+    with django_capture_on_commit_callbacks(execute=True):
+        assert signed_status(client, message, path, **{**refused, "MessageStatus": "failed"}).status_code == 204
+    message.refresh_from_db()
+    assert message.status == Message.Status.QUEUED
+
+    # The template refused too: that failure stands, nothing is queued again.
+    sends = len([name for name, *_ in queued if name == "outbound.send"])
+    with django_capture_on_commit_callbacks(execute=True):
+        signed_status(client, message, path, **{**refused, "MessageSid": message.provider_sid})
+    message.refresh_from_db()
+    assert message.status == Message.Status.UNDELIVERED and message.error_code == "63016"
+    assert len([name for name, *_ in queued if name == "outbound.send"]) == sends
