@@ -25,12 +25,16 @@ FALLBACK_SAFETY_TEXT = (
 )
 
 
-def safety_message_for(*, organization, category: str) -> str:
-    """The organization's own text for its country and category, else the default."""
+def safety_message_for(*, organization, category: str, country: str | None = None) -> str:
+    """The organization's own text for the country (its own unless given) and
+    category, else the built-in default; with no organization, the default."""
+    scope = Q(organization__isnull=True)
+    if organization is not None:
+        scope |= Q(organization=organization)
     chosen = (
         SafetyMessage.objects.filter(
-            Q(organization=organization) | Q(organization__isnull=True),
-            country=organization.country,
+            scope,
+            country=country or organization.country,
             category=category,
         )
         .order_by(F("organization").asc(nulls_last=True))

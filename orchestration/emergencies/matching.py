@@ -131,11 +131,13 @@ def rule_problem(*, phrase: str, is_pattern: bool) -> str | None:
 
 def rules_version(organization_id: int | None) -> tuple:
     """Changes whenever a rule that could apply is added, edited (including
-    enabled or disabled) or deleted: one indexed aggregate per message."""
+    enabled or disabled) or deleted: one indexed aggregate per message. The
+    enabled count also catches a bulk ``update(enabled=...)``, which leaves
+    ``updated_at`` alone; other bulk edits must set ``updated_at``."""
     row = EmergencyRule.objects.filter(Q(organization__isnull=True) | Q(organization_id=organization_id)).aggregate(
-        n=Count("id"), changed=Max("updated_at")
+        n=Count("id"), enabled=Count("id", filter=Q(enabled=True)), changed=Max("updated_at")
     )
-    return (row["n"], row["changed"])
+    return (row["n"], row["enabled"], row["changed"])
 
 
 def emergency_match(text: str, *, organization_id: int | None, country: str) -> Match:

@@ -122,6 +122,12 @@ def test_seeding_is_idempotent_and_keeps_a_landlords_changes():
     assert not EmergencyRule.objects.get(pk=rule.pk).enabled
 
 
+def test_a_bulk_disable_takes_effect_at_once():
+    assert category_of("czujnik czadu piszczy") == "carbon_monoxide"
+    EmergencyRule.objects.filter(phrase="czujnik czadu").update(enabled=False)  # no save(), no updated_at
+    assert category_of("czujnik czadu piszczy") is None
+
+
 def test_us_rules_apply_to_us_organizations_only():
     furnace = EmergencyRule.objects.filter(country="US", category="no_heat_vulnerable")
     assert furnace.exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -28,6 +29,8 @@ class Command(BaseCommand):
             if organization is None:
                 raise CommandError(f"no organization {org!r}")
         country = (country or (organization.country if organization else "GB")).upper()
+        if not re.fullmatch(r"[A-Z]{2}", country):
+            raise CommandError(f"--country takes a two-letter country code such as GB, IE or US, not {country!r}")
         match = emergency_match(text, organization_id=organization.pk if organization else None, country=country)
         result = {
             "text": text,
@@ -37,8 +40,11 @@ class Command(BaseCommand):
             "category": match.category,
             "rules": [hit.as_dict() for hit in match.hits],
         }
-        if match and organization:
-            result["safety_reply"] = safety_message_for(organization=organization, category=match.category)
+        if match:
+            # What the tenant would be sent: the organization's text if it has one, else the default, for this country.
+            result["safety_reply"] = safety_message_for(
+                organization=organization, category=match.category, country=country
+            )
         if json:
             self.stdout.write(_dumps(result))
             return
@@ -48,8 +54,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.ERROR(f"EMERGENCY: {match.category}"))
         for hit in match.hits:
             self.stdout.write(f"  rule {hit.rule_id}: {hit.phrase!r} ({hit.category}, {hit.language})")
-        if "safety_reply" in result:
-            self.stdout.write(f"  reply: {result['safety_reply']}")
+        self.stdout.write(f"  reply ({country}): {result['safety_reply']}")
 
 
 def _dumps(value) -> str:

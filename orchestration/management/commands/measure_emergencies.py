@@ -15,7 +15,7 @@ class Command(BaseCommand):
     help = "Recall and false positives of the emergency keyword rules on the labelled set."
 
     def add_arguments(self, parser):
-        parser.add_argument("--country", default="GB")
+        parser.add_argument("--country", default="GB", help="for rows without a country of their own")
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, country, **options):
@@ -23,10 +23,13 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
             return
+        recall = report["hits"] / report["positives"] if report["positives"] else 0.0
+        fp_rate = report["false_positives"] / report["negatives"] if report["negatives"] else 0.0
         self.stdout.write(
-            f"recall {report['hits']}/{report['positives']}  "
+            f"recall {report['hits']}/{report['positives']} ({recall:.1%})  "
             f"right category {report['right_category']}/{report['hits']}  "
-            f"false positives {report['false_positives']}/{report['negatives']} (stood down by the model check)"
+            f"false positives {report['false_positives']}/{report['negatives']} ({fp_rate:.1%}, "
+            f"stood down by the model check)"
         )
         for text in report["misses"]:
             self.stdout.write(self.style.ERROR(f"  missed: {text}"))
