@@ -52,9 +52,9 @@ def test_a_malformed_verdict_leaves_the_alert_an_emergency(alert, anthropic_stub
 def test_a_model_slower_than_the_timeout_retries_then_fails_safe(
     alert, anthropic_stub, settings, quick_retries, caplog
 ):
-    settings.LLM_TIMEOUT_SECONDS = 0.2
+    settings.LLM_TIMEOUT_SECONDS = 0.5
     settings.LLM_MAX_RETRIES = 0  # the task's retries only, so the count below is exact
-    late = StubReply(body=verdict(reasoning="Not an emergency.", is_emergency=False, category="gas"), delay=1.0)
+    late = StubReply(body=verdict(reasoning="Not an emergency.", is_emergency=False, category="gas"), delay=2.0)
     anthropic_stub.queue(late, late)
     validate_emergency.apply(args=[alert.pk])
     alert.refresh_from_db()
@@ -65,10 +65,10 @@ def test_a_model_slower_than_the_timeout_retries_then_fails_safe(
 
 
 def test_a_timeout_then_an_answer_is_a_verdict(alert, anthropic_stub, settings, quick_retries):
-    settings.LLM_TIMEOUT_SECONDS = 0.2
+    settings.LLM_TIMEOUT_SECONDS = 0.5
     settings.LLM_MAX_RETRIES = 0
     anthropic_stub.queue(
-        StubReply(body=verdict(reasoning="late", is_emergency=False, category="gas"), delay=1.0),
+        StubReply(body=verdict(reasoning="late", is_emergency=False, category="gas"), delay=2.0),
         verdict(reasoning="A gas smell at home now.", is_emergency=True, category="gas"),
     )
     validate_emergency.apply(args=[alert.pk])
