@@ -95,15 +95,33 @@ class Chunk(models.Model):
 
 
 class Term(models.Model):
-    """Every word that occurs in some chunk's search text: the vocabulary the
-    keyword leg matches a (possibly misspelt) query word against with pg_trgm,
-    before it looks the matched words up in ``Chunk.search_words``. Words are
-    only ever added; a word no chunk holds any more simply matches nothing."""
+    """The keyword leg's vocabulary, per organization: every word that occurs in
+    some chunk of that organization. The keyword leg matches a (possibly
+    misspelt) query word against it with pg_trgm, within the tenant's
+    organization only, before it looks the matched words up in
+    ``Chunk.search_words``.
 
-    word = models.CharField(max_length=100, primary_key=True)
+    Kept by database triggers on ``retrieval_chunk`` (migration 0004), in the
+    same statement's transaction as the chunks themselves, whatever writes them
+    (ingest, re-ingest, the admin, a cascade from a deleted property): inserted
+    chunks add their words; deleted chunks remove those of their words that no
+    chunk of the organization holds any more."""
+
+    # No btree index led by organization: given one, the planner walks all of an
+    # organization's words and computes each similarity instead of asking the GIN
+    # index below (measured: ~0.5 ms per query word on a 500-chunk organization).
+    organization = models.ForeignKey(
+        "properties.Organization", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
+    word = models.CharField(max_length=100)
 
     class Meta:
-        indexes = [GinIndex(name="term_word_trgm", fields=["word"], opclasses=["gin_trgm_ops"])]
+        constraints = [models.UniqueConstraint(fields=["word", "organization"], name="term_unique_word")]
+        indexes = [
+            # btree_gin lets one GIN index answer "this organization's words similar to X"
+            # (and "this organization's words", for a cascade).
+            GinIndex(name="term_org_word_trgm", fields=["organization", "word"], opclasses=["int8_ops", "gin_trgm_ops"])
+        ]
 
     def __str__(self) -> str:
         return self.word

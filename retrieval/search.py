@@ -11,17 +11,25 @@ organization's. Both legs carry the same scope filter.
   HNSW behind a selective filter, and exact); a larger one walks the HNSW
   index ``chunk_embedding_hnsw`` with pgvector's iterative scan, so the filter
   cannot empty the candidate list. benchmarks/retrieval_scale.py measures both.
-* Keyword leg: the query is cut into content terms (stop words dropped, see
-  ``query_terms``), and each term is matched on its own with pg_trgm's
-  ``term <% search_text`` (word similarity at least
-  ``SEARCH_TRGM_THRESHOLD``; the GIN trigram index answers it). A chunk
-  scores the sum over the terms it matches of ``word_similarity * idf``,
-  where ``idf`` is BM25's inverse document frequency of the term within the
-  scope. Matching the whole message against a chunk instead (one
-  ``word_similarity(query, text)``) drowns a rare word such as "F22" or
-  "stopcock" in the message's other words, and a short message under the
-  threshold matches nothing; per-term scoring with idf is what lets the
-  keyword leg rescue typos, codes and names the embedding model does not know.
+  Only chunks embedded by the configured model (``Document.embedding_model``)
+  take part: after ``EMBEDDING_BACKEND`` changes, documents not yet
+  re-ingested are left to the keyword leg rather than compared across models.
+* Keyword leg: the query is cut into content words (stop words of five
+  languages dropped, codes such as "CE207" also split into "207"; see
+  ``query_terms``). Each word is matched with pg_trgm similarity (at least
+  ``SEARCH_TRGM_THRESHOLD``) against the organization's own vocabulary,
+  ``retrieval_term`` (kept by triggers on the chunk table, trigram-indexed
+  together with the organization), keeping its ``SEARCH_WORDS_PER_TERM``
+  closest words, so "presure" finds "pressure". The chunks in scope that hold
+  one of those words come from the GIN index on the ``search_words`` tsvector.
+  A chunk scores, summed over the query words, the best ``similarity * idf``
+  of that word's matches, where ``idf`` is BM25's inverse document frequency
+  of the vocabulary word within the scope. Matching the whole message against
+  a chunk instead (one ``word_similarity(query, text)`` on the trigram index)
+  cost ~65 µs per chunk and drowned a rare word such as "F22" or "stopcock" in
+  the message's other words; per-word matching with idf is what lets the
+  keyword leg rescue typos, codes and names the embedding model does not know,
+  and stays on its indexes as the corpus grows.
 * Fusion: ``w_vector / (k + vector_rank) + w_keyword / (k + keyword_rank)``
   over the union of both candidate lists.
 
@@ -153,6 +161,15 @@ scope_size AS MATERIALIZED (
     WHERE c.organization_id = %(organization_id)s
       AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
 ),
+other_model_documents AS MATERIALIZED (
+    -- Documents whose chunks another embedding model wrote (EMBEDDING_BACKEND
+    -- switched, not yet re-ingested): their vectors are not comparable with the
+    -- query's, so the vector leg skips them (the keyword leg still reads them).
+    SELECT coalesce(array_agg(d.id), '{}'::bigint[]) AS ids
+    FROM retrieval_document d
+    WHERE d.organization_id = %(organization_id)s
+      AND d.embedding_model <> %(embedding_model)s
+),
 vector_leg AS MATERIALIZED (
     SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
     FROM (
@@ -164,6 +181,7 @@ vector_leg AS MATERIALIZED (
            AND c.organization_id = %(organization_id)s
            AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
            AND c.embedding IS NOT NULL
+           AND c.document_id <> ALL ((SELECT ids FROM other_model_documents)::bigint[])
          ORDER BY (c.embedding <=> %(embedding)s::vector) + 0
          LIMIT %(vector_candidates)s)
         UNION ALL
@@ -175,6 +193,7 @@ vector_leg AS MATERIALIZED (
            AND c.organization_id = %(organization_id)s
            AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
            AND c.embedding IS NOT NULL
+           AND c.document_id <> ALL ((SELECT ids FROM other_model_documents)::bigint[])
          ORDER BY c.embedding <=> %(embedding)s::vector
          LIMIT %(vector_candidates)s)
     ) nearest
@@ -183,13 +202,15 @@ query_terms AS (
     SELECT DISTINCT term FROM unnest(%(terms)s::text[]) AS t(term)
 ),
 term_words AS MATERIALIZED (
-    -- Each query term (maybe misspelt) -> the closest words of the vocabulary.
+    -- Each query term (maybe misspelt) -> the closest words of this organization's
+    -- vocabulary (one GIN index, term_org_word_trgm, answers both conditions).
     SELECT t.term, w.word, similarity(t.term, w.word) AS similarity
     FROM query_terms t
     CROSS JOIN LATERAL (
         SELECT v.word
         FROM retrieval_term v
-        WHERE v.word %% t.term
+        WHERE v.organization_id = %(organization_id)s::bigint  -- int8 = int8: btree_gin has no cross-type operators
+          AND v.word %% t.term
         ORDER BY similarity(t.term, v.word) DESC, v.word
         LIMIT %(words_per_term)s
     ) w
@@ -252,6 +273,7 @@ def search_sql_params(
     return {
         "organization_id": organization_id,
         "property_id": property_id,
+        "embedding_model": embedding_backend().name,
         "embedding": _vector_literal(embedding) if use_vector and embedding is not None else None,
         "terms": query_terms(query) if use_keyword else [],
         "vector_candidates": max(params.vector_candidates, limit) if use_vector else 0,

@@ -21,7 +21,7 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
 from properties.models import Organization, Property
 from retrieval.chunking import ChunkDraft, chunk_document
@@ -172,7 +172,6 @@ def document_embed(*, document_id: int, progress: ProgressCallback | None = None
             )
             for draft, vector in zip(drafts, vectors, strict=True)
         )
-        terms_record(document_id=document.pk)
         document.status = Document.Status.READY
         document.embedding_model = backend.name
         document.error = ""
@@ -196,19 +195,3 @@ def document_pending_requeue(*, older_than_seconds: int) -> int:
     for document_id in ids:
         embed_document.apply_async(args=[document_id])
     return len(ids)
-
-
-TERMS_INSERT_SQL = """
-INSERT INTO retrieval_term (word)
-SELECT DISTINCT word
-FROM retrieval_chunk c, unnest(tsvector_to_array(c.search_words)) AS word
-WHERE c.document_id = %s AND char_length(word) BETWEEN 2 AND 100
-ORDER BY word
-ON CONFLICT (word) DO NOTHING
-"""
-
-
-def terms_record(*, document_id: int) -> None:
-    """Add the words of a document's chunks to the keyword leg's vocabulary."""
-    with connection.cursor() as cursor:
-        cursor.execute(TERMS_INSERT_SQL, [document_id])

@@ -27,7 +27,7 @@ def test_ingest_stores_chunks_with_embeddings_and_vocabulary(alice, ingest):
     assert chunks[0].search_text.startswith("Boiler\nPressure\n\n")
     assert all(c.embedding is not None and len(c.embedding) == 384 for c in chunks)
     assert all(c.organization_id == alice.pk and c.property_id is None for c in chunks)
-    assert Term.objects.filter(word__in=["f22", "filling", "pressure"]).count() == 3
+    assert Term.objects.filter(organization=alice, word__in=["f22", "filling", "pressure"]).count() == 3
 
 
 def test_reingesting_unchanged_text_does_nothing(alice, ingest, django_assert_max_num_queries):
@@ -108,3 +108,58 @@ def test_embedding_a_document_whose_text_changed_meanwhile_keeps_the_newer_text(
 
 def test_embedding_a_deleted_document_is_a_no_op(db):
     assert document_embed(document_id=987654) is None
+
+
+def _words(organization) -> set[str]:
+    return set(Term.objects.filter(organization=organization).values_list("word", flat=True))
+
+
+def test_the_vocabulary_is_per_organization_and_loses_words_no_chunk_uses(alice, ingest):
+    bob = OrganizationFactory(slug="bob")
+    flat = PropertyFactory(organization=alice)
+    ingest(organization=alice, content=BOILER, title="Boiler", source_name="boiler.md")
+    zebra = ingest(
+        organization=alice,
+        content="## Pets\n\nNo zebra in the flat. Pressure washers stay outside.\n",
+        title="Rules",
+        source_name="rules.md",
+        property=flat,
+    )
+    ingest(organization=bob, content="## Pets\n\nA zebra may visit.\n", title="Bob rules", source_name="rules.md")
+    assert {"zebra", "washers", "pressure", "f22"} <= _words(alice)
+    assert "f22" not in _words(bob) and "zebra" in _words(bob)
+
+    # Deleting a document (as the admin does) drops its words that no other chunk of
+    # the organization holds, keeps shared ones, and leaves other organizations alone.
+    zebra.delete()
+    assert "zebra" not in _words(alice) and "washers" not in _words(alice)
+    assert "pressure" in _words(alice) and "pets" not in _words(alice)
+    assert "zebra" in _words(bob)
+
+    # A changed text replaces the words of the chunks it replaces.
+    ingest(
+        organization=alice,
+        content=BOILER.replace("filling loop", "filling key"),
+        title="Boiler",
+        source_name="boiler.md",
+    )
+    assert "key" in _words(alice) and "loop" not in _words(alice)
+
+    # A deleted property takes its documents' words with it (a cascade, no service involved).
+    ingest(organization=alice, content="## Garden\n\nThe gazebo is shared.\n", title="Garden", property=flat)
+    assert "gazebo" in _words(alice)
+    flat.delete()
+    assert "gazebo" not in _words(alice)
+    assert _words(alice) == {w for c in Chunk.objects.filter(organization=alice) for w in _chunk_words(c)}
+
+
+def _chunk_words(chunk) -> set[str]:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT w FROM retrieval_chunk, unnest(tsvector_to_array(search_words)) w "
+            "WHERE id = %s AND char_length(w) BETWEEN 2 AND 100",
+            [chunk.pk],
+        )
+        return {row[0] for row in cursor.fetchall()}

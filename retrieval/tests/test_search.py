@@ -2,7 +2,7 @@ import pytest
 from django.db import connection
 
 from properties.tests.factories import OrganizationFactory, PropertyFactory
-from retrieval.search import knowledge_search, query_terms
+from retrieval.search import SearchParams, knowledge_search, query_terms, search_explain
 
 SHARED = """# Living here
 
@@ -47,14 +47,42 @@ def scoped(alice, ingest):
     return {"alice": alice, "flat": flat, "house": house, "bob": bob}
 
 
+@pytest.fixture(params=["exact", "hnsw"])
+def vector_path(request, db):
+    """Both vector-leg branches: the exact scan of a small scope, and HNSW, which
+    the search takes above SEARCH_EXACT_SCAN_MAX_CHUNKS. Sequential scans are
+    switched off for the test's transaction so the planner really walks the
+    HNSW index on these few rows instead of sorting them (the test below checks
+    it does)."""
+    if request.param == "exact":
+        return SearchParams.from_settings()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
+    return SearchParams.from_settings(exact_scan_max_chunks=0)
+
+
+def test_the_forced_hnsw_path_walks_the_hnsw_index(scoped, vector_path):
+    plan = search_explain(
+        organization_id=scoped["alice"].pk,
+        property_id=scoped["flat"].pk,
+        query="boiler pressure",
+        mode="vector",
+        params=vector_path,
+    )
+    executed = [line.strip()[:80] for line in plan.splitlines() if "never executed" not in line]
+    uses_hnsw = any("chunk_embedding_hnsw" in line for line in executed)
+    assert uses_hnsw == (vector_path.exact_scan_max_chunks == 0), executed
+
+
 @pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
-def test_a_tenant_sees_shared_documents_and_their_own_property_only(scoped, mode):
+def test_a_tenant_sees_shared_documents_and_their_own_property_only(scoped, mode, vector_path):
     hits = knowledge_search(
         organization_id=scoped["alice"].pk,
         property_id=scoped["flat"].pk,
         query="ZQ47 boiler water pressure",
         mode=mode,
         limit=10,
+        params=vector_path,
     )
     titles = {h.document_title for h in hits}
     assert "Flat boiler" in titles
@@ -62,17 +90,30 @@ def test_a_tenant_sees_shared_documents_and_their_own_property_only(scoped, mode
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
-def test_without_a_property_only_organization_wide_documents_are_searched(scoped, mode):
+def test_without_a_property_only_organization_wide_documents_are_searched(scoped, mode, vector_path):
     hits = knowledge_search(
-        organization_id=scoped["alice"].pk, property_id=None, query="ZQ47 boiler stopcock", mode=mode, limit=10
+        organization_id=scoped["alice"].pk,
+        property_id=None,
+        query="ZQ47 boiler stopcock",
+        mode=mode,
+        limit=10,
+        params=vector_path,
     )
     assert hits
     assert {h.document_title for h in hits} == {"Living here"}
 
 
-def test_another_organizations_property_id_does_not_open_its_documents(scoped):
+@pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
+def test_another_organizations_property_id_does_not_open_its_documents(scoped, mode, vector_path):
     bob_flat = scoped["bob"].properties.get()
-    hits = knowledge_search(organization_id=scoped["alice"].pk, property_id=bob_flat.pk, query="ZQ47 boiler", limit=10)
+    hits = knowledge_search(
+        organization_id=scoped["alice"].pk,
+        property_id=bob_flat.pk,
+        query="ZQ47 boiler stopcock bathroom floor",
+        mode=mode,
+        limit=10,
+        params=vector_path,
+    )
     assert {h.document_title for h in hits} == {"Living here"}
 
 
@@ -82,6 +123,43 @@ def test_a_misspelt_word_is_found_by_the_keyword_leg(scoped):
     )
     assert hits[0].heading_path == "Stopcock"
     assert hits[0].keyword_rank == 1 and hits[0].vector_rank is None
+
+
+def test_another_landlords_near_duplicate_words_do_not_crowd_out_this_organizations_match(scoped, ingest):
+    # Bob's documents hold words closer to the typo "stopcok" than Alice's "stopcock"
+    # (more than SEARCH_WORDS_PER_TERM of them). A vocabulary shared by all
+    # organizations gave those words every slot, and Alice's tenant found nothing.
+    ingest(
+        organization=scoped["bob"],
+        content="## Typos\n\nstopcok stopcoks stopcoke stopcoki stopcokk, all over Bob's notes.\n",
+        title="Bob typos",
+        source_name="typos.md",
+    )
+    hits = knowledge_search(
+        organization_id=scoped["alice"].pk, property_id=scoped["flat"].pk, query="stopcok", mode="keyword"
+    )
+    assert hits and hits[0].heading_path == "Stopcock"
+    assert {h.document_title for h in hits} <= {"Living here", "Flat boiler"}
+
+
+def test_the_vector_leg_compares_only_vectors_of_the_configured_model(scoped, ingest, settings):
+    alice, flat = scoped["alice"], scoped["flat"]
+    # Switch the embedding backend; only one document is re-ingested so far.
+    settings.EMBEDDING_BACKEND = "e5-multilingual"
+    ingest(organization=alice, content=FLAT_ONLY, title="Flat boiler", source_name="flat.md", property=flat)
+    query = "boiler water pressure low"
+    vector = knowledge_search(organization_id=alice.pk, property_id=flat.pk, query=query, mode="vector", limit=10)
+    assert {h.document_title for h in vector} == {"Flat boiler"}
+    # The keyword leg still reads the documents waiting for re-ingest.
+    hybrid = knowledge_search(
+        organization_id=alice.pk, property_id=flat.pk, query="thermostat stopcock", mode="hybrid", limit=10
+    )
+    from_old_model = [h for h in hybrid if h.document_title == "Living here"]
+    assert from_old_model and all(h.vector_rank is None and h.keyword_rank for h in from_old_model)
+    # Back on the old model, the re-ingested document is the one left out.
+    settings.EMBEDDING_BACKEND = "minilm"
+    vector = knowledge_search(organization_id=alice.pk, property_id=flat.pk, query=query, mode="vector", limit=10)
+    assert {h.document_title for h in vector} == {"Living here"}
 
 
 def test_an_exact_code_the_model_does_not_know_ranks_first_in_hybrid(scoped):
