@@ -166,6 +166,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": env_float("REDIS_CONNECT_TIMEOUT", 1.0),
     "socket_timeout": env_float("REDIS_SOCKET_TIMEOUT", 5.0),
     "max_retries": 1,
+    # ...and retries at once: with kombu's default 2 s pause, a webhook whose
+    # message queues four tasks (turn, photos, emergency check) waited 8 s for
+    # a Redis that is down before it could answer the safety reply.
+    "interval_start": 0,
     # Must exceed the longest task (a turn with model retries) so Redis does
     # not hand an unacknowledged task to a second worker while the first runs.
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600),
