@@ -8,7 +8,9 @@ Lines query file of ``{"id", "query", "property": code | null, "relevant":
 writes before searching). A hit is relevant to a label when it comes from the
 label's file and its heading path contains the label's heading (an empty
 heading: any chunk of the file). ``relevant: []`` means the corpus has no
-answer; such queries are counted but not ranked.
+answer; such queries are not ranked, but the score of their top hit is set
+against that of the answerable queries (``report["no_answer"]``): how far a
+score threshold could tell "the documents do not say" from an answer.
 
 ``evaluation_run`` builds a throwaway organization inside a transaction that
 is rolled back at the end, ingests the corpus with the configured embedding
@@ -103,14 +105,20 @@ class Corpus:
     ingest_seconds: float
 
 
-def corpus_build(folder: Path) -> Corpus:
-    """Create a throwaway organization holding the corpus. Call inside a transaction you roll back."""
+def corpus_build(folder: Path, *, property_codes: Iterable[str] = ()) -> Corpus:
+    """Create a throwaway organization holding the corpus. Call inside a transaction you roll back.
+
+    Its properties are those the manifest scopes documents to plus ``property_codes``
+    (the queries' properties: a tenant of a property with no documents of its own
+    sees the organization-wide documents only)."""
     manifest = manifest_read(folder)
     if not manifest:
         raise LabelledSetError(f"{folder}: needs a {MANIFEST_NAME}")
     slug = f"eval-{uuid.uuid4().hex[:10]}"
     organization = Organization.objects.create(name=f"Retrieval evaluation {slug}", slug=slug)
-    codes = sorted({e["property_scope"] for e in manifest.values() if e["property_scope"] != "all"})
+    codes = sorted(
+        {e["property_scope"] for e in manifest.values() if e["property_scope"] != "all"} | set(property_codes)
+    )
     properties = {
         code: Property.objects.create(organization=organization, code=code, address=f"{code} (evaluation)")
         for code in codes
@@ -155,6 +163,7 @@ class QueryResult:
     first_relevant_rank: int | None
     sql_ms: float
     top: list[dict[str, Any]] = field(default_factory=list)
+    top_score: float = 0.0
 
 
 def score_query(
@@ -212,11 +221,11 @@ def _mean(values: Iterable[float]) -> float:
     return round(statistics.fmean(values), 4) if values else 0.0
 
 
-def _percentile(sorted_values: list[float], pct: float) -> float:
+def _percentile(sorted_values: list[float], pct: float, *, digits: int = 2) -> float:
     if not sorted_values:
         return 0.0
     index = min(len(sorted_values) - 1, max(0, math.ceil(pct / 100 * len(sorted_values)) - 1))
-    return round(sorted_values[index], 2)
+    return round(sorted_values[index], digits)
 
 
 @dataclass
@@ -232,7 +241,7 @@ def queries_prepare(queries: list[LabelledQuery], corpus: Corpus, *, use_rewrite
     prepared = []
     for q in queries:
         if q.property is not None and q.property not in corpus.properties:
-            raise LabelledSetError(f"{q.id}: property {q.property!r} is not a property_scope in the manifest")
+            raise LabelledSetError(f"{q.id}: property {q.property!r} is not a property of the evaluation corpus")
         text = q.rewrite if use_rewrite and q.rewrite else q.query
         prepared.append(
             PreparedQuery(q, text, corpus.properties[q.property].pk if q.property else None, backend.embed_query(text))
@@ -240,14 +249,36 @@ def queries_prepare(queries: list[LabelledQuery], corpus: Corpus, *, use_rewrite
     return prepared
 
 
+def top_score(hits: list[SearchHit], mode: str) -> float:
+    """How sure the mode is of its best hit: cosine similarity (vector), the keyword
+    score (keyword), the fused RRF score (hybrid; highest when both legs rank the hit
+    first). 0 when nothing was found."""
+    if not hits:
+        return 0.0
+    hit = hits[0]
+    if mode == "vector":
+        return 1.0 - (hit.vector_distance or 1.0)
+    if mode == "keyword":
+        return hit.keyword_score or 0.0
+    return hit.score
+
+
 def modes_measure(
-    prepared: list[PreparedQuery], corpus: Corpus, *, k: int, params: SearchParams, modes: Iterable[str] = MODES
+    prepared: list[PreparedQuery],
+    corpus: Corpus,
+    *,
+    k: int,
+    params: SearchParams,
+    modes: Iterable[str] = MODES,
+    no_answer_scores: dict[str, list[float]] | None = None,
 ) -> dict[str, list[QueryResult]]:
+    """Rank the answerable queries in each mode. When ``no_answer_scores`` is given,
+    the no-answer queries are searched too and their top scores land there."""
     out: dict[str, list[QueryResult]] = {}
     for mode in modes:
         results = []
         for p in prepared:
-            if not p.query.relevant:
+            if not p.query.relevant and no_answer_scores is None:
                 continue
             timings: dict[str, float] = {}
             hits = knowledge_search(
@@ -260,9 +291,42 @@ def modes_measure(
                 embedding=p.embedding,
                 timings=timings,
             )
-            results.append(score_query(p.query, hits, corpus.chunk_files, k=k, sql_ms=timings.get("sql_ms", 0.0)))
+            if not p.query.relevant:
+                no_answer_scores.setdefault(mode, []).append(top_score(hits, mode))
+                continue
+            result = score_query(p.query, hits, corpus.chunk_files, k=k, sql_ms=timings.get("sql_ms", 0.0))
+            result.top_score = top_score(hits, mode)
+            results.append(result)
         out[mode] = results
     return out
+
+
+def no_answer_report(measured: dict[str, list[QueryResult]], no_answer_scores: dict[str, list[float]]) -> dict:
+    """Per mode: the top-hit score of answerable vs no-answer queries (p10/p50/p90),
+    and the share of no-answer queries scoring below the answerable queries' p10,
+    i.e. what a threshold that drops a tenth of the answers would turn away."""
+    report: dict[str, Any] = {}
+    for mode, results in measured.items():
+        answerable = sorted(r.top_score for r in results)
+        unanswerable = sorted(no_answer_scores.get(mode, []))
+        if not unanswerable or not answerable:
+            continue
+        cut = _percentile(answerable, 10, digits=4)
+        report[mode] = {
+            "score": {"vector": "cosine similarity", "keyword": "keyword score", "hybrid": "fused RRF score"}[mode],
+            "answerable": _distribution(answerable),
+            "no_answer": _distribution(unanswerable),
+            "answerable_p10": cut,
+            "no_answer_below_answerable_p10": round(sum(s < cut for s in unanswerable) / len(unanswerable), 4),
+        }
+    return report
+
+
+def _distribution(sorted_values: list[float]) -> dict[str, float]:
+    return {
+        "n": len(sorted_values),
+        **{f"p{p}": _percentile(sorted_values, p, digits=4) for p in (10, 50, 90)},
+    }
 
 
 def report_build(measured: dict[str, list[QueryResult]], *, group_by: str) -> dict[str, Any]:
@@ -315,14 +379,16 @@ def evaluation_run(
         "unanswerable_queries": sum(1 for q in queries if not q.relevant),
     }
     with transaction.atomic():
-        corpus = corpus_build(corpus_dir)
+        corpus = corpus_build(corpus_dir, property_codes={q.property for q in queries if q.property})
         report["chunks"] = corpus.chunk_count
         report["ingest_seconds"] = round(corpus.ingest_seconds, 1)
         started = time.monotonic()
         prepared = queries_prepare(queries, corpus, use_rewrite=False)
         report["query_embed_ms_mean"] = round((time.monotonic() - started) * 1000 / len(prepared), 2)
-        measured = modes_measure(prepared, corpus, k=k, params=params)
+        no_answer_scores: dict[str, list[float]] = {}
+        measured = modes_measure(prepared, corpus, k=k, params=params, no_answer_scores=no_answer_scores)
         report["modes"] = report_build(measured, group_by="kind")
+        report["no_answer"] = no_answer_report(measured, no_answer_scores)
         report["failures"] = {
             mode: [
                 {"id": r.query.id, "query": r.query.query, "top": [t["heading"] for t in r.top[:3]]}

@@ -220,7 +220,7 @@ keyword_matches AS MATERIALIZED (
     SELECT c.id, tw.term, tw.word, tw.similarity
     FROM term_words tw
     JOIN retrieval_chunk c ON c.search_words @@ plainto_tsquery('simple', tw.word)
-    WHERE c.organization_id = %(organization_id)s
+    WHERE c.organization_id = %(organization_id)s::bigint
       AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
 ),
 keyword_leg AS (

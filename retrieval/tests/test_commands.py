@@ -122,8 +122,41 @@ def test_eval_retrieval_measures_the_three_modes_on_a_labelled_set(db, folder, t
     assert report["unanswerable_queries"] == 1
     hybrid = report["modes"]["hybrid"]["overall"]
     assert hybrid["queries"] == 2 and hybrid["hit_at_k"] == 1.0 and hybrid["mrr_at_10"] == 1.0
+    # The no-answer query is searched too: its top hit scores below every answer's.
+    no_answer = report["no_answer"]
+    assert set(no_answer) == {"hybrid", "vector", "keyword"}
+    vector = no_answer["vector"]
+    assert vector["score"] == "cosine similarity"
+    assert vector["answerable"]["n"] == 2 and vector["no_answer"]["n"] == 1
+    assert vector["no_answer"]["p50"] < vector["answerable"]["p10"]
+    assert vector["no_answer_below_answerable_p10"] == 1.0
+    assert no_answer["keyword"]["no_answer"]["p50"] == 0.0  # no word of "gym opening hours" is in the corpus
     # The throwaway organization is rolled back.
     assert not Document.objects.exists()
+
+    call_command("eval_retrieval", "--corpus", str(folder), "--queries", str(queries))
+    out = capsys.readouterr().out
+    assert "Top-hit score, answerable vs no-answer queries" in out
+    assert "100% of no-answer queries below the answerable p10" in out
+
+
+def test_eval_retrieval_creates_a_property_only_a_query_names(db, folder, tmp_path, capsys):
+    # HOUSE-9 has no documents of its own: its tenants see the organization-wide ones.
+    queries = tmp_path / "queries.jsonl"
+    queries.write_text(
+        json.dumps(
+            {
+                "id": "1",
+                "query": "can I have a cat",
+                "property": "HOUSE-9",
+                "relevant": [{"file": "rules.md", "heading": "Pets", "grade": 2}],
+                "kind": "property",
+            }
+        )
+    )
+    call_command("eval_retrieval", "--corpus", str(folder), "--queries", str(queries), "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert report["modes"]["hybrid"]["overall"]["hit_at_k"] == 1.0
 
 
 def test_eval_retrieval_rejects_a_broken_labelled_set(db, folder, tmp_path):

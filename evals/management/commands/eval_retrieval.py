@@ -111,6 +111,15 @@ class Command(BaseCommand):
                 f"{kind:<14}{row[0]['queries']:>4}"
                 + "".join(f"{r['hit_at_k']:>9.2f} / {r['ndcg_at_10']:.2f}" for r in row)
             )
+        if report.get("no_answer"):
+            w("\nTop-hit score, answerable vs no-answer queries (p10 / p50 / p90):")
+            for mode, d in report["no_answer"].items():
+                a, n = d["answerable"], d["no_answer"]
+                w(
+                    f"{mode:<8}{d['score']:<19}answerable {a['p10']:.3f} / {a['p50']:.3f} / {a['p90']:.3f}, "
+                    f"no answer ({n['n']}) {n['p10']:.3f} / {n['p50']:.3f} / {n['p90']:.3f}; "
+                    f"{d['no_answer_below_answerable_p10']:.0%} of no-answer queries below the answerable p10"
+                )
         if "languages" in report:
             for variant, title in (("as_written", "as written"), ("rewritten_to_english", "rewritten to English")):
                 data = report["languages"][variant]
