@@ -106,6 +106,26 @@ def document_ingest(
     return document
 
 
+def document_copies(*, document: Document) -> list[Document]:
+    """Other documents of the organization read from the same source under another
+    scope (organization-wide or another property)."""
+    return list(
+        Document.objects.filter(organization_id=document.organization_id, source=document.source)
+        .exclude(pk=document.pk)
+        .select_related("property")
+    )
+
+
+def document_copies_delete(*, document: Document) -> list[Document]:
+    """Delete the other-scope copies of ``document``'s source (a file that moved from
+    one scope to another); their chunks and now-unused words go with them. Returns
+    what was deleted."""
+    with transaction.atomic():
+        copies = document_copies(document=document)
+        Document.objects.filter(pk__in=[c.pk for c in copies]).delete()
+    return copies
+
+
 def document_embed_queue(*, document: Document) -> None:
     """Queue the embedding of ``document`` once the current transaction commits."""
     from retrieval.tasks import embed_document

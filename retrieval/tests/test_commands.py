@@ -4,6 +4,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from retrieval.models import Document
+from retrieval.search import knowledge_search
 from retrieval.tests.pdf import pdf_bytes
 
 
@@ -164,3 +165,32 @@ def test_eval_retrieval_rejects_a_broken_labelled_set(db, folder, tmp_path):
     bad.write_text('{"id": "1", "query": "x"}\n')
     with pytest.raises(CommandError, match="not a labelled query"):
         call_command("eval_retrieval", "--corpus", str(folder), "--queries", str(bad))
+
+
+def test_a_file_the_manifest_moves_to_a_property_is_no_longer_searchable_org_wide(alice, alice_flat, folder, capsys):
+    call_command("ingest_documents", str(folder), "--org", "alice")
+    hits = knowledge_search(organization_id=alice.pk, property_id=None, query="cat", mode="keyword")
+    assert [h.document_title for h in hits] == ["House rules"]
+
+    manifest = json.loads((folder / "MANIFEST.json").read_text())
+    manifest[0]["property_scope"] = "FLAT-1"  # rules.md: all -> FLAT-1
+    (folder / "MANIFEST.json").write_text(json.dumps(manifest))
+    capsys.readouterr()
+    call_command("ingest_documents", str(folder), "--org", "alice")
+    out = capsys.readouterr().out
+    assert "rules.md (FLAT-1): created" in out and "removed the copy for all properties" in out
+    rules = Document.objects.get(source="rules.md")
+    assert rules.property == alice_flat
+    assert knowledge_search(organization_id=alice.pk, property_id=None, query="cat", mode="keyword") == []
+    hits = knowledge_search(organization_id=alice.pk, property_id=alice_flat.pk, query="cat", mode="keyword")
+    assert [h.document_title for h in hits] == ["House rules"]
+
+
+def test_a_file_given_another_scope_on_the_command_line_keeps_its_other_copy_with_a_warning(
+    alice, alice_flat, folder, capsys
+):
+    call_command("ingest_documents", str(folder / "notes.txt"), "--org", "alice")
+    call_command("ingest_documents", str(folder / "notes.txt"), "--org", "alice", "--property", "FLAT-1")
+    err = capsys.readouterr().err
+    assert "notes.txt is also ingested for all properties and stays searchable" in err
+    assert Document.objects.filter(source="notes.txt").count() == 2

@@ -3,6 +3,13 @@
 Ingests Markdown, text and PDF files (folders are read one level deep; a folder's
 MANIFEST.json gives titles and property scopes). Unchanged files are skipped;
 changed ones have their chunks replaced. Embedding runs here, with progress.
+
+A file whose scope its MANIFEST.json gives is that file's one copy in the
+organization: when the manifest moves it to another scope (``all`` -> a
+property, or back), the copy under the old scope is removed once the new one is
+in, so it is not left searchable where it no longer belongs. A file scoped by
+``--property`` (or not listed) may legitimately exist once per property (each
+property's own ``boiler.md``): other copies are kept and named in a warning.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ from django.core.management.base import BaseCommand, CommandError
 from properties.models import Organization, Property
 from retrieval.documents import DocumentSourceError, file_text, source_files
 from retrieval.models import Document
-from retrieval.services import document_ingest
+from retrieval.services import document_copies, document_copies_delete, document_ingest
 
 
 class Command(BaseCommand):
@@ -95,7 +102,22 @@ class Command(BaseCommand):
                 outcome = "updated"
             counts[outcome] += 1
             self.stdout.write(f"{label}: {outcome}, {document.chunks.count()} chunks")
+            self._other_scopes(document, label=label, from_manifest=source.listed and not property)
         summary = ", ".join(f"{n} {k}" for k, n in counts.items())
         self.stdout.write(f"{summary} in {time.monotonic() - started:.1f}s")
         if counts["failed"]:
             raise CommandError(f"{counts['failed']} file(s) failed")
+
+    def _other_scopes(self, document: Document, *, label: str, from_manifest: bool) -> None:
+        copies = document_copies(document=document)
+        if not copies:
+            return
+        scopes = ", ".join(c.property.code if c.property else "all properties" for c in copies)
+        if from_manifest:
+            document_copies_delete(document=document)
+            self.stdout.write(f"{label}: moved here by MANIFEST.json; removed the copy for {scopes}")
+        else:
+            self.stderr.write(
+                f"{label}: warning: {document.source} is also ingested for {scopes} and stays searchable "
+                "there; if the file moved, delete that copy in the admin or give its scope in MANIFEST.json"
+            )
