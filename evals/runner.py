@@ -27,6 +27,7 @@ from conversations.delivery import message_send
 from conversations.models import Conversation, Message
 from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
 from evals.scenarios import OUTCOMES, Scenario, Turn, minimal_input
+from orchestration.llm import LLMError
 from orchestration.models import EmergencyAlert
 from orchestration.models import Turn as TurnTrace
 from orchestration.pipeline import inbound_process
@@ -227,10 +228,9 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
     alerts = list(
         EmergencyAlert.objects.filter(conversation__organization=world.organization, created_at__gte=message.created_at)
     )
+    validation_errors: dict[int, str] = {}
     if live:
-        from orchestration.emergencies.validation import emergency_validate
-
-        alerts = [emergency_validate(alert_id=a.pk) if a.source == "keyword" else a for a in alerts]
+        alerts = [_alert_validate(a, validation_errors) if a.source == "keyword" else a for a in alerts]
     trace_row = (
         TurnTrace.objects.filter(conversation__organization=world.organization, id__gt=before["turn_id"])
         .order_by("id")
@@ -255,7 +255,14 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
         "gating_rejections": trace_row.gating_rejections if trace_row else 0,
         "retrieval_hits": trace_row.retrieval_hits if trace_row else [],
         "emergency": [
-            {"category": a.category, "rules": a.matched_rules, "status": a.status, "reasoning": a.validation_reasoning}
+            {
+                "category": a.category,
+                "source": a.source,
+                "rules": a.matched_rules,
+                "status": a.status,
+                "reasoning": a.validation_reasoning,
+                "validation_error": validation_errors.get(a.pk, ""),
+            }
             for a in alerts
         ],
         "model": trace_row.model if trace_row else "",
@@ -285,6 +292,19 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
     return TurnResult(index=index, tenant=turn.tenant, chosen=chosen, final=final, failures=failures, trace=trace)
 
 
+def _alert_validate(alert: EmergencyAlert, errors: dict[int, str]) -> EmergencyAlert:
+    """The model check of a keyword alert, as the validation task runs it. A
+    failed call is what the product does with it (the alert stays an
+    emergency) and is recorded in the trace; it never ends the whole run."""
+    from orchestration.emergencies.validation import emergency_validate, emergency_validation_failed
+
+    try:
+        return emergency_validate(alert_id=alert.pk)
+    except LLMError as exc:
+        errors[alert.pk] = f"validation failed: {exc}"
+        return emergency_validation_failed(alert_id=alert.pk, reason=errors[alert.pk])
+
+
 def _turn_check(turn: Turn, chosen, final, conversation, alerts, replies) -> list[str]:
     e = turn.expect
     failures = []
@@ -301,6 +321,11 @@ def _turn_check(turn: Turn, chosen, final, conversation, alerts, replies) -> lis
         failures.append(
             f"emergency alert {'raised' if alerts else 'not raised'}, expected {'one' if e.emergency else 'none'}"
         )
+    checked = [a for a in alerts if a.source == "keyword" and a.status != "pending"]
+    if e.emergency_verdict and checked:
+        decided = sorted({a.status for a in checked} - {e.emergency_verdict})
+        if decided:
+            failures.append(f"the model check of the keyword alert ended {decided}, expected {e.emergency_verdict}")
     text = "\n".join(replies).lower()
     for needle in e.reply_contains:
         if needle.lower() not in text:

@@ -24,6 +24,7 @@
           gathering_state_after: gathering_details
           identity_status_after: confirmed
           emergency: false             # was an emergency alert raised in this turn?
+          emergency_verdict: dismissed # live only: what the model check should decide (confirmed, dismissed)
           reply_contains: ["error code"]
           notes: why this is right
     end:
@@ -48,6 +49,7 @@ from orchestration.tool_definitions import SCHEMAS, TOOL_NAMES
 
 SCENARIO_DIR = Path(settings.BASE_DIR) / "evals" / "scenarios"
 OUTCOMES = ["fallback", "flag_off", "paused"]  # what a turn without a tool call ends in
+VERDICTS = ["confirmed", "dismissed"]  # what the model check of a keyword alert may decide
 DURATION = re.compile(r"^(\d+)([smhd])$")
 
 
@@ -62,6 +64,7 @@ class Expect:
     gathering_state_after: str | None = None
     identity_status_after: str | None = None
     emergency: bool | None = None
+    emergency_verdict: str | None = None  # checked where the model check ran (live mode)
     reply_contains: list[str] = field(default_factory=list)
     notes: str = ""
 
@@ -175,6 +178,7 @@ def scenario_parse(data: Any, path: Path) -> Scenario:
                 "gathering_state_after",
                 "identity_status_after",
                 "emergency",
+                "emergency_verdict",
                 "reply_contains",
                 "notes",
             },
@@ -183,6 +187,7 @@ def scenario_parse(data: Any, path: Path) -> Scenario:
         for key, choices in (
             ("gathering_state_after", GatheringState.values),
             ("identity_status_after", IdentityStatus.values),
+            ("emergency_verdict", VERDICTS),
         ):
             if key in expect and expect[key] not in choices:
                 raise ScenarioError(f"{spot}.expect.{key}: one of {', '.join(choices)}, not {expect[key]!r}")
@@ -198,6 +203,7 @@ def scenario_parse(data: Any, path: Path) -> Scenario:
                     gathering_state_after=expect.get("gathering_state_after"),
                     identity_status_after=expect.get("identity_status_after"),
                     emergency=expect.get("emergency"),
+                    emergency_verdict=expect.get("emergency_verdict"),
                     reply_contains=list(expect.get("reply_contains") or []),
                     notes=str(expect.get("notes", "")),
                 ),

@@ -2,11 +2,14 @@ import contextlib
 import json
 
 import pytest
+import yaml
 from django.core.management import CommandError, call_command
 
 from conversations.tests.factories import ConversationFactory, MessageFactory
 from evals.models import EvalRun, JudgeVerdict
-from orchestration.testing.anthropic_stub import tool_use_response
+from evals.scenarios import scenarios_load
+from orchestration.models import EmergencyAlert
+from orchestration.testing.anthropic_stub import error_reply, tool_use_response
 
 
 def test_live_golden_run_needs_a_key(settings):
@@ -43,29 +46,169 @@ def test_judge_stores_a_verdict_per_question_and_prints_failure_rates(anthropic_
     assert "No hot water since yesterday" in request["messages"][0]["content"]
 
 
-@pytest.mark.django_db
-def test_live_run_asks_claude_and_reports_pass_k_tool_accuracy_and_cache_reads(
-    anthropic_stub, settings, capsys, monkeypatch
-):
-    """--live through the real anthropic SDK (against the local stub): run 1
-    chooses right, run 2 answers without asking, so pass^2 fails."""
-    # pytest already gives this test a throwaway database.
+def scenario_path(settings, name: str) -> str:
+    return str(settings.BASE_DIR / "evals" / "scenarios" / f"{name}.yaml")
+
+
+def verdict(is_emergency: bool, category: str) -> dict:
+    reasoning = "A real fire at home." if is_emergency else "News, not the tenant's home."
+    return tool_use_response(
+        "emergency_verdict",
+        {"reasoning": reasoning, "is_emergency": is_emergency, "category": category},
+        model="claude-haiku-4-5",
+    )
+
+
+def emergency_issue(category: str) -> dict:
+    return tool_use_response(
+        "create_issue",
+        {
+            "title": "Emergency",
+            "description": "Reported as an emergency",
+            "category": category,
+            "urgency": "emergency",
+            "location": "kitchen",
+            "photo": "not_needed",
+            "message": "I've raised this as an emergency with your landlord.",
+        },
+    )
+
+
+@pytest.fixture
+def in_test_database(monkeypatch):
+    """run_golden makes a throwaway database; pytest already gives the test one."""
     monkeypatch.setattr("evals.management.commands.run_golden.throwaway_database", contextlib.nullcontext)
-    scenario = str(settings.BASE_DIR / "evals" / "scenarios" / "adr-boiler-not-working-asks-details.yaml")
+
+
+@pytest.mark.django_db
+def test_live_run_asks_claude_and_reports_every_figure_per_scenario_and_overall(
+    anthropic_stub, settings, capsys, in_test_database
+):
+    """--live through the real anthropic SDK (against the local stub), two runs
+    of three scenarios, each scenario right once and wrong once in its own way."""
+    names = ["adr-boiler-not-working-asks-details", "false-positive-fire-on-the-news", "emergency-gas"]
     anthropic_stub.queue(
+        # The boiler: asks (right), then answers without asking (wrong tool).
         tool_use_response("ask_for_details", {"question": "Is there an error code?"}, cache_read_tokens=1800),
         tool_use_response("respond", {"message": "Okay!"}, cache_read_tokens=1800),
+        # Fire on the news: answers and the check dismisses (right), then an emergency issue the check confirms.
+        tool_use_response("respond", {"message": "Glad you're fine."}),
+        verdict(False, "fire_smoke"),
+        emergency_issue("other"),
+        verdict(True, "fire_smoke"),
+        # Gas: an emergency issue (right), then only words: no issue.
+        emergency_issue("gas"),
+        verdict(True, "gas"),
+        tool_use_response("respond", {"message": "Please leave the house."}),
+        verdict(True, "gas"),
     )
-    with pytest.raises(CommandError, match="1 scenario"):
-        call_command("run_golden", scenario, "--live", "--runs", "2", "--json")
+    with pytest.raises(CommandError, match="3 scenario"):
+        call_command("run_golden", *[scenario_path(settings, n) for n in names], "--live", "--runs", "2", "--json")
     report = json.loads(capsys.readouterr().out)
-    assert report["mode"] == "live"
-    assert report["pass_k"] == 0.0
-    assert report["tool_choice_accuracy"] == 0.5
-    [result] = report["results"]
-    assert result["passed_runs"] == 1 and result["runs"] == 2
-    assert report["tokens"]["cache_read"] == 3600 and report["tokens"]["input"] == 2400
-    assert report["cache_read_share"] == pytest.approx(3600 / 6000)
-    assert report["cost_per_conversation_usd"] > 0
-    assert len(anthropic_stub.requests) == 2
+    assert len(anthropic_stub.requests) == 10
     assert "My boiler is not working" in json.dumps(anthropic_stub.requests[0]["json"]["messages"])
+    by_id = {r["id"]: r for r in report["results"]}
+    boiler, fire, gas = (by_id[n] for n in names)
+    for s in (boiler, fire, gas):
+        assert (s["runs"], s["passed_runs"], s["pass_all"], s["pass_k"]) == (2, 1, False, 0.0)
+        assert s["tool_choice_accuracy"] == 0.5
+        assert s["turn_latency_ms"]["p50"] is not None and s["turn_latency_ms"]["p95"] is not None
+        assert s["cost_per_conversation_usd"] > 0
+    assert boiler["tokens"] == {"input": 2400, "output": 120, "cache_read": 3600, "cache_write": 0}
+    assert boiler["cache_read_share"] == pytest.approx(3600 / 6000)
+    assert fire["cache_read_share"] == 0.0
+    assert [s["wrong_issue_creations"] for s in (boiler, fire, gas)] == [0, 1, 0]
+    assert [s["missed_issue_creations"] for s in (boiler, fire, gas)] == [0, 0, 1]
+    # The confirmed fire on the news is a false positive; every gas alert was confirmed: no false negative.
+    assert (fire["emergency_false_positives"], fire["emergency_false_negatives"]) == (1, 0)
+    assert (gas["emergency_false_positives"], gas["emergency_false_negatives"]) == (0, 0)
+    assert "the model check of the keyword alert ended ['confirmed'], expected dismissed" in " ".join(fire["failures"])
+    # Overall is the sum of the scenarios, computed the same way.
+    assert report["mode"] == "live"
+    assert (report["scenarios"], report["passed"], report["pass_k"]) == (3, 0, 0.0)
+    assert (report["runs"], report["passed_runs"]) == (6, 3)
+    assert report["tool_choice_accuracy"] == 0.5
+    assert (report["wrong_issue_creations"], report["missed_issue_creations"]) == (1, 1)
+    assert (report["emergency_false_positives"], report["emergency_false_negatives"]) == (1, 0)
+    assert report["tokens"]["cache_read"] == 3600 and report["tokens"]["input"] == 6 * 1200
+    assert report["cache_read_share"] == pytest.approx(3600 / (7200 + 3600))
+    assert report["cost_per_conversation_usd"] == pytest.approx(
+        sum(s["cost_per_conversation_usd"] for s in (boiler, fire, gas)) / 3
+    )
+
+
+@pytest.mark.django_db
+def test_a_failed_model_check_is_recorded_and_the_live_run_goes_on(anthropic_stub, settings, capsys, in_test_database):
+    names = ["false-positive-fire-on-the-news", "adr-boiler-not-working-asks-details"]
+    anthropic_stub.queue(
+        tool_use_response("respond", {"message": "Glad you're fine."}),
+        error_reply(400, "invalid_request_error", "the check's request was refused"),
+        tool_use_response("ask_for_details", {"question": "Is there an error code?"}),
+    )
+    trace_dir = settings.MEDIA_ROOT / "traces"
+    with pytest.raises(CommandError, match="1 scenario"):
+        call_command(
+            "run_golden", *[scenario_path(settings, n) for n in names], "--live", "--json", "--trace-dir", trace_dir
+        )
+    report = json.loads(capsys.readouterr().out)
+    by_id = {r["id"]: r for r in report["results"]}
+    assert by_id["adr-boiler-not-working-asks-details"]["pass_all"]  # the run carried on
+    fire = by_id["false-positive-fire-on-the-news"]
+    assert fire["failures"] == [
+        "turn 1: the model check of the keyword alert ended ['validation_failed'], expected dismissed"
+    ]
+    assert fire["emergency_false_positives"] == 1  # fail safe: it stayed an emergency
+    trace = json.loads((trace_dir / "false-positive-fire-on-the-news.run1.json").read_text())
+    [alert] = trace["turns"][0]["trace"]["emergency"]
+    assert alert["status"] == "validation_failed"
+    assert alert["validation_error"].startswith("validation failed:") and "refused" in alert["validation_error"]
+    assert EmergencyAlert.objects.get(category="fire_smoke").status == "validation_failed"
+
+
+@pytest.mark.django_db
+def test_filter_runs_only_tagged_scenarios_and_trace_dir_writes_each_ones_trace(settings, capsys, in_test_database):
+    trace_dir = settings.MEDIA_ROOT / "traces"
+    call_command("run_golden", "--filter", "false-positive", "--json", "--trace-dir", trace_dir)
+    report = json.loads(capsys.readouterr().out)
+    tagged = {s.id for s in scenarios_load() if "false-positive" in s.tags}
+    assert len(tagged) >= 5 and len(tagged) < len(scenarios_load())
+    assert {r["id"] for r in report["results"]} == tagged
+    assert report["mode"] == "replay" and report["passed"] == len(tagged)
+    assert {p.name for p in trace_dir.iterdir()} == {f"{i}.run1.json" for i in tagged}
+    trace = json.loads((trace_dir / "false-positive-fire-on-the-news.run1.json").read_text())
+    assert trace["id"] == "false-positive-fire-on-the-news" and trace["passed"] is True
+    turn = trace["turns"][0]["trace"]
+    assert turn["tenant"].startswith("I read about a fire on the news")
+    assert turn["identity"] == ["unidentified", "confirmed"] and turn["gathering"][0] == "idle"
+    assert "respond" in turn["tools_offered"] and [c["name"] for c in turn["tool_calls"]] == ["respond"]
+    assert turn["gating_rejections"] == 0 and turn["retrieval_hits"] == []
+    assert [(a["category"], a["status"]) for a in turn["emergency"]] == [("fire_smoke", "pending")]
+    assert turn["model"].startswith("scripted") and turn["outcome"]
+    assert set(turn["latency_ms"]) == {"total", "model", "retrieval"} and set(turn["tokens"]) >= {"input", "cache_read"}
+    assert turn["instant_replies"] and turn["outbound"] == [
+        "That does sound scary, glad everything is fine at yours. Just message us if anything comes up."
+    ]
+
+
+@pytest.mark.django_db
+def test_the_table_lists_failures_first_with_what_was_expected_and_what_happened(tmp_path, capsys, in_test_database):
+    turn = {"tenant": "My boiler is not working", "model": {"tool": "ask_for_details", "input": {"question": "Code?"}}}
+    scenarios = {
+        "a-passes": {**turn, "expect": {"tools": ["ask_for_details"]}},
+        "b-fails": {**turn, "expect": {"tools": ["create_issue"], "gathering_state_after": "issue_created"}},
+    }
+    for name, spec in scenarios.items():
+        data = {"id": name, "title": f"{name} title", "tenant": {"phone_known": True}, "turns": [spec]}
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(data))
+    with pytest.raises(CommandError, match="1 scenario"):
+        call_command("run_golden", str(tmp_path))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == "FAIL b-fails (0/1 runs passed): b-fails title"
+    assert lines[1].strip() == (
+        "- turn 1: expected one of ['create_issue'], the model chose ask_for_details (calls: ['ask_for_details'])"
+    )
+    assert lines[2].strip() == "- turn 1: gathering_state is gathering_details, expected issue_created"
+    assert lines[3].startswith("ok   a-passes (1 run")
+    summary = "\n".join(lines[4:])
+    assert "replay: 1/2 scenarios pass in every run (pass^k 0.50, 1/2 runs)" in summary
+    assert "tool choice 50% of 2 turn(s)" in summary
