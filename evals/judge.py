@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation
 from evals.models import EvalRun, JudgeVerdict
-from orchestration.llm import llm_complete
+from orchestration.llm import LLMError, llm_complete
 
 QUESTIONS = {
     "asked_known_details": "Did the assistant ask for a detail the tenant had already given?",
@@ -47,10 +47,15 @@ JUDGE_TOOL = {
         "additionalProperties": False,
     },
 }
+JUDGE_NEEDS_CLAUDE = "the judge needs Claude: set ANTHROPIC_API_KEY (the scripted model cannot judge)"
 SYSTEM = (
     "You review WhatsApp conversations between tenants and a letting agency's repairs assistant. For each "
     "question, reason briefly from the transcript, then answer failed=true only if the failure clearly happened."
 )
+
+
+def judge_available() -> bool:
+    return settings.LLM_BACKEND == "anthropic" and bool(settings.ANTHROPIC_API_KEY)
 
 
 def transcript(conversation: Conversation) -> str:
@@ -64,8 +69,13 @@ def transcript(conversation: Conversation) -> str:
     return "\n".join(lines)
 
 
-def conversations_judge(*, sample: int, since: datetime | None = None, seed: int | None = None) -> EvalRun:
-    run = EvalRun.objects.create(kind=EvalRun.Kind.JUDGE)
+def conversations_judge(
+    *, sample: int, since: datetime | None = None, seed: int | None = None, run: EvalRun | None = None
+) -> EvalRun:
+    """Judge a sample and store the verdicts on ``run`` (a new one if not
+    given). When Claude fails the run is kept, not lost: ``ok`` is False,
+    ``error`` says why, and the verdicts given so far stay."""
+    run = run or EvalRun.objects.create(kind=EvalRun.Kind.JUDGE)
     candidates = Conversation.objects.filter(messages__direction="outbound", messages__author="assistant").distinct()
     if since:
         candidates = candidates.filter(last_inbound_at__gte=since)
@@ -73,37 +83,42 @@ def conversations_judge(*, sample: int, since: datetime | None = None, seed: int
     chosen = random.Random(seed).sample(ids, min(sample, len(ids)))
     failures = dict.fromkeys(QUESTIONS, 0)
     judged = 0
-    for conversation in Conversation.objects.filter(pk__in=chosen):
-        questions = "\n".join(f"- {key}: {text}" for key, text in QUESTIONS.items())
-        response = llm_complete(
-            model=settings.LLM_MODEL_LARGE,
-            system=SYSTEM,
-            messages=[
-                {"role": "user", "content": f"Questions:\n{questions}\n\nTranscript:\n{transcript(conversation)}"}
-            ],
-            tools=[JUDGE_TOOL],
-            tool_choice={"type": "tool", "name": "verdicts"},
-        )
-        verdicts = response.tool_calls[0].input if response.tool_calls else {}
-        for key in QUESTIONS:
-            verdict = verdicts.get(key)
-            if not isinstance(verdict, dict) or "failed" not in verdict:
-                continue
-            JudgeVerdict.objects.create(
-                run=run,
-                conversation=conversation,
-                question=key,
-                failed=bool(verdict["failed"]),
-                reasoning=str(verdict.get("reasoning", ""))[:4000],
-                model=response.model,
-            )
-            failures[key] += bool(verdict["failed"])
-        judged += 1
+    run.ok, run.error = True, ""
+    try:
+        for conversation in Conversation.objects.filter(pk__in=chosen):
+            _conversation_judge(run=run, conversation=conversation, failures=failures)
+            judged += 1
+    except LLMError as exc:
+        run.ok, run.error = False, f"the judge model failed after {judged} conversation(s): {exc}"[:4000]
     run.summary = {
         "conversations": judged,
         "failure_rate": {key: (count / judged if judged else None) for key, count in failures.items()},
     }
-    run.ok = True
     run.finished_at = timezone.now()
-    run.save(update_fields=["summary", "ok", "finished_at"])
+    run.save(update_fields=["summary", "ok", "error", "finished_at"])
     return run
+
+
+def _conversation_judge(*, run: EvalRun, conversation: Conversation, failures: dict[str, int]) -> None:
+    questions = "\n".join(f"- {key}: {text}" for key, text in QUESTIONS.items())
+    response = llm_complete(
+        model=settings.LLM_MODEL_LARGE,
+        system=SYSTEM,
+        messages=[{"role": "user", "content": f"Questions:\n{questions}\n\nTranscript:\n{transcript(conversation)}"}],
+        tools=[JUDGE_TOOL],
+        tool_choice={"type": "tool", "name": "verdicts"},
+    )
+    verdicts = response.tool_calls[0].input if response.tool_calls else {}
+    for key in QUESTIONS:
+        verdict = verdicts.get(key)
+        if not isinstance(verdict, dict) or "failed" not in verdict:
+            continue
+        JudgeVerdict.objects.create(
+            run=run,
+            conversation=conversation,
+            question=key,
+            failed=bool(verdict["failed"]),
+            reasoning=str(verdict.get("reasoning", ""))[:4000],
+            model=response.model,
+        )
+        failures[key] += bool(verdict["failed"])

@@ -12,7 +12,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
-from evals.judge import conversations_judge
+from evals.judge import JUDGE_NEEDS_CLAUDE, conversations_judge, judge_available
 from evals.models import EvalRun
 
 logger = logging.getLogger(__name__)
@@ -34,8 +34,18 @@ def scheduled_retrieval_eval() -> int:
 
 
 @shared_task(name="evals.judge", acks_late=True)
-def scheduled_judge() -> int | None:
-    if settings.LLM_BACKEND != "anthropic":
+def scheduled_judge() -> int:
+    run = EvalRun.objects.create(kind=EvalRun.Kind.JUDGE)
+    if not judge_available():
         logger.warning("scheduled judge skipped: it needs ANTHROPIC_API_KEY")
-        return None
-    return conversations_judge(sample=settings.EVAL_JUDGE_SAMPLE).pk
+        run.ok, run.error = False, JUDGE_NEEDS_CLAUDE
+    else:
+        try:
+            run = conversations_judge(sample=settings.EVAL_JUDGE_SAMPLE, run=run)  # records Claude's failures itself
+        except Exception as exc:  # recorded for the admin, not raised: a failed evaluation is a result
+            logger.exception("scheduled judge failed")
+            run.ok, run.error = False, str(exc)[:4000]
+    if not run.ok:
+        run.finished_at = timezone.now()
+        run.save(update_fields=["ok", "error", "finished_at"])
+    return run.pk

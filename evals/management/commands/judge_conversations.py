@@ -9,12 +9,10 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from evals.judge import QUESTIONS, conversations_judge
-from orchestration.llm import LLMError
+from evals.judge import JUDGE_NEEDS_CLAUDE, QUESTIONS, conversations_judge, judge_available
 
 
 class Command(BaseCommand):
@@ -27,20 +25,17 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true")
 
     def handle(self, *args, sample, since, seed, **options):
-        if settings.LLM_BACKEND != "anthropic" or not settings.ANTHROPIC_API_KEY:
-            raise CommandError(
-                "judge_conversations needs Claude: set ANTHROPIC_API_KEY (the scripted model cannot judge)"
-            )
+        if not judge_available():
+            raise CommandError(f"judge_conversations: {JUDGE_NEEDS_CLAUDE}")
         since_at = None
         if since:
             try:
                 since_at = timezone.make_aware(datetime.strptime(since, "%Y-%m-%d"))
             except ValueError as exc:
                 raise CommandError("--since must be YYYY-MM-DD") from exc
-        try:
-            run = conversations_judge(sample=sample, since=since_at, seed=seed)
-        except LLMError as exc:
-            raise CommandError(f"the judge model failed: {exc}") from exc
+        run = conversations_judge(sample=sample, since=since_at, seed=seed)
+        if not run.ok:
+            raise CommandError(f"{run.error} (run {run.pk} keeps the verdicts given so far)")
         if options["json"]:
             self.stdout.write(json.dumps({"run": run.pk, **run.summary}, indent=2))
             return
