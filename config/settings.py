@@ -272,10 +272,13 @@ TURN_MAX_RETRIES = env_int("TURN_MAX_RETRIES", 2)
 TURN_KNOWLEDGE_HITS = env_int("TURN_KNOWLEDGE_HITS", 4)
 # pg_trgm word similarity an address or postcode needs to match a property.
 PROPERTY_MATCH_MIN_SIMILARITY = env_float("PROPERTY_MATCH_MIN_SIMILARITY", 0.45)
-# An open issue at the same property within this window, whose title and location
-# similarities add up to at least this, is a duplicate: new details are added to it.
+# An open issue at the same property within this window whose title or description
+# alone is at least this similar (pg_trgm) to the new report, and whose location (when
+# both have one) is at least the second figure similar, is a duplicate: new details are
+# added to it. The same room alone never merges two problems.
 ISSUE_DUPLICATE_WINDOW_DAYS = env_int("ISSUE_DUPLICATE_WINDOW_DAYS", 14)
-ISSUE_DUPLICATE_MIN_SIMILARITY = env_float("ISSUE_DUPLICATE_MIN_SIMILARITY", 0.8)
+ISSUE_DUPLICATE_MIN_SIMILARITY = env_float("ISSUE_DUPLICATE_MIN_SIMILARITY", 0.45)
+ISSUE_DUPLICATE_MIN_LOCATION_SIMILARITY = env_float("ISSUE_DUPLICATE_MIN_LOCATION_SIMILARITY", 0.3)
 # Pretend thinking time of the scripted model (load benchmarks).
 SCRIPTED_MODEL_DELAY_MS = env_int("SCRIPTED_MODEL_DELAY_MS", 0)
 

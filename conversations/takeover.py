@@ -1,8 +1,9 @@
 """A person takes a conversation over from the assistant, hands it back, and
 writes to the tenant themselves.
 
-While ``bot_paused`` is set the turn engine stays silent; inbound messages are
-still stored and shown to the landlord.
+While ``bot_paused`` is set (a person took over, or the assistant escalated the
+conversation) the turn engine stays silent; inbound messages are still stored
+and shown to the landlord. Handing back resumes the assistant.
 """
 
 from __future__ import annotations
@@ -34,9 +35,15 @@ def conversation_takeover(*, conversation: Conversation, user) -> bool:
 
 
 def conversation_handback(*, conversation: Conversation, user) -> bool:
-    """Let the assistant answer again. Returns False if it was not paused."""
-    changed = Conversation.objects.filter(pk=conversation.pk, bot_paused=True).update(bot_paused=False)
+    """Let the assistant answer again; this also closes an escalation (the
+    ``escalate`` tool and the fallback pause the assistant until a person hands
+    the conversation back). Returns False if it was not paused."""
+    changed = Conversation.objects.filter(pk=conversation.pk, bot_paused=True).update(
+        bot_paused=False, escalated_at=None
+    )
     conversation.bot_paused = False
+    if changed:
+        conversation.escalated_at = None
     if changed:
         logger.info("conversation %s handed back by user %s", conversation.pk, getattr(user, "pk", None))
     return bool(changed)

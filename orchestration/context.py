@@ -5,14 +5,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import timedelta
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.utils import timezone
 
-from conversations.models import Conversation, GatheringState, Media, Message
+from conversations.models import Conversation, GatheringState, Message
 from orchestration.gating import Snapshot
-from orchestration.services import tenancies_current
+from orchestration.services import PHOTO_USABLE_STATES, report_photos, tenancies_current
 from properties.models import Issue
+
+# ADR-017 "conditional RAG": an idle conversation with this many messages or
+# fewer skips retrieval (a design rule, not a tuning knob).
+RETRIEVAL_SKIP_MAX_MESSAGES = 2
 
 
 @dataclass
@@ -24,6 +29,7 @@ class TurnContext:
     tenant_properties: list  # Property objects of current tenancies
     snapshot: Snapshot
     notes: list[str] = field(default_factory=list)
+    knowledge: str = ""  # passages retrieved for this turn (conditional retrieval), rendered into the context
     # The states before this turn's automatic steps (phone lookup, stale restart), for the trace.
     identity_at_start: str = ""
     gathering_at_start: str = ""
@@ -52,10 +58,7 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
         if scope
         else []
     )
-    since = conversation.gathering_started_at or (timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS))
-    photo_received = Media.objects.filter(
-        message__conversation=conversation, message__created_at__gte=since, content_type__startswith="image/"
-    ).exists() or any(m.content_type.startswith("image/") for msg in new_messages for m in msg.media.all())
+    photo_received = report_photos(conversation=conversation, message_ids=message_ids).exists()
     snapshot = Snapshot(
         identity=conversation.identity_status,
         gathering=conversation.gathering_state,
@@ -63,6 +66,7 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
         photo_received=photo_received,
         property_codes=tuple(p.code for p in tenant_properties),
         candidate_code=conversation.candidate_property.code if conversation.candidate_property_id else "",
+        property_code=conversation.property.code if conversation.property_id else "",
     )
     return TurnContext(
         conversation=conversation,
@@ -74,19 +78,32 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
     )
 
 
-def _stamp(message: Message) -> str:
+def organization_zone(organization) -> ZoneInfo:
+    """The organization's timezone (``Organization.timezone``); UTC if the name is not a known zone."""
+    try:
+        return ZoneInfo(organization.timezone or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        return ZoneInfo("UTC")
+
+
+def _stamp(message: Message, zone: ZoneInfo) -> str:
     who = {"tenant": "Tenant", "assistant": "You", "landlord": "Agency staff", "system": "System"}[message.author]
-    media = (
-        f" [sent {len(message.media.all())} photo(s)]" if message.direction == "inbound" and message.media.all() else ""
-    )
-    return f"[{message.created_at:%Y-%m-%d %H:%M}] {who}: {message.body or ''}{media}"
+    media = ""
+    if message.direction == "inbound" and message.media.all():
+        photos = [m for m in message.media.all() if m.download_state in PHOTO_USABLE_STATES]
+        unusable = len(message.media.all()) - len(photos)
+        media = f" [sent {len(photos)} photo(s)]" if photos else ""
+        media += f" [sent {unusable} file(s) we could not accept]" if unusable else ""
+    return f"[{timezone.localtime(message.created_at, zone):%Y-%m-%d %H:%M}] {who}: {message.body or ''}{media}"
 
 
 def turn_context_render(context: TurnContext) -> str:
     c = context.conversation
     s = context.snapshot
+    zone = organization_zone(c.organization)
     lines = [
-        f"Now: {timezone.now():%Y-%m-%d %H:%M} UTC. Agency: {c.organization.name} (country {c.organization.country}).",
+        f"Now: {timezone.localtime(timezone.now(), zone):%Y-%m-%d %H:%M} ({zone.key}; all times below are local). "
+        f"Agency: {c.organization.name} (country {c.organization.country}).",
         f"Tenant phone: {c.phone}. Tenant: {c.tenant.name if c.tenant_id else 'not on our records'}.",
         f"identity_status: {s.identity}",
         f"gathering_state: {s.gathering}",
@@ -107,14 +124,30 @@ def turn_context_render(context: TurnContext) -> str:
     lines.append(f"Photo received for this report: {'yes' if s.photo_received else 'no'}")
     if context.open_issues:
         lines.append("Open issues at this property:")
-        lines += [f"- {i.reference} ({i.created_at:%Y-%m-%d}): {i.title} - {i.location}" for i in context.open_issues]
+        lines += [
+            f"- {i.reference} ({timezone.localtime(i.created_at, zone):%Y-%m-%d}): {i.title} - {i.location}"
+            for i in context.open_issues
+        ]
     lines += context.notes
+    if context.knowledge:
+        lines.append("Passages from the landlord's documents that may help (answer from them only if they fit):")
+        lines.append(context.knowledge)
     if context.history:
         lines.append("Conversation so far:")
-        lines += [_stamp(m) for m in context.history]
+        lines += [_stamp(m, zone) for m in context.history]
     lines.append("New message(s) from the tenant:")
-    lines += [_stamp(m) for m in context.new_messages]
+    lines += [_stamp(m, zone) for m in context.new_messages]
     return "\n".join(lines)
+
+
+def retrieval_wanted(context: TurnContext) -> bool:
+    """The ADR's conditional retrieval: the first messages of an idle
+    conversation (two messages or fewer, both directions counted) only need
+    a follow-up question, so they skip the search."""
+    if not context.latest_text:
+        return False
+    total = len(context.history) + len(context.new_messages)
+    return not (context.snapshot.gathering == GatheringState.IDLE and total <= RETRIEVAL_SKIP_MAX_MESSAGES)
 
 
 def gathering_is_stale(conversation: Conversation) -> bool:

@@ -25,8 +25,14 @@ from django.utils import timezone
 from conversations.models import Conversation, GatheringState, IdentityStatus, Message
 from conversations.outbound import outbound_text_queue
 from orchestration import scripted, services
-from orchestration.context import TurnContext, gathering_is_stale, turn_context_load, turn_context_render
-from orchestration.gating import rejection
+from orchestration.context import (
+    TurnContext,
+    gathering_is_stale,
+    retrieval_wanted,
+    turn_context_load,
+    turn_context_render,
+)
+from orchestration.gating import create_issue_possible, rejection
 from orchestration.handlers import Applied, tool_apply
 from orchestration.knowledge import knowledge_lookup
 from orchestration.llm import LLMError, LLMResponse, ToolCall, llm_complete
@@ -39,6 +45,11 @@ logger = logging.getLogger(__name__)
 SYSTEM = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
 TOOL_CHOICE = {"type": "any", "disable_parallel_tool_use": True}
 MAX_SEARCHES = 2
+STALE_NOTE = (
+    "The tenant's previous report was left unfinished for more than {hours} hours and has been closed. "
+    "Tell the tenant so in your reply, in their language, and ask them to describe the problem again if it is "
+    "still there. Their identity and property are unchanged."
+)
 
 
 class StateMoved(Exception):
@@ -61,6 +72,9 @@ class Decision:
     retrieval_ms: int = 0
     error: str = ""
 
+    def note_error(self, text: str) -> None:
+        self.error = f"{self.error}; {text}" if self.error else text
+
     def add_usage(self, response: LLMResponse) -> None:
         self.model = response.model
         self.input_tokens += response.input_tokens
@@ -77,12 +91,13 @@ def llm_enabled(conversation: Conversation) -> bool:
 
 
 def model_for(context: TurnContext) -> str:
-    """The ADR's routing: the small model for gathering turns in which
-    create_issue is not available yet, the large one for first turns and
-    whenever an issue may be created."""
+    """The ADR's routing: the small model (``LLM_MODEL_SMALL``) for gathering
+    turns (gathering_details, awaiting_photo) in which create_issue would not
+    pass gating; the large one (``LLM_MODEL_LARGE``) for a conversation's
+    first turn (idle), after an issue, and whenever an issue may be created."""
     s = context.snapshot
-    can_create = s.identity in (IdentityStatus.CONFIRMED, IdentityStatus.ACTIVE)
-    if s.gathering in (GatheringState.GATHERING_DETAILS, GatheringState.AWAITING_PHOTO) and not can_create:
+    gathering = s.gathering in (GatheringState.GATHERING_DETAILS, GatheringState.AWAITING_PHOTO)
+    if gathering and not create_issue_possible(s):
         return settings.LLM_MODEL_SMALL
     return settings.LLM_MODEL_LARGE
 
@@ -90,8 +105,25 @@ def model_for(context: TurnContext) -> str:
 def turn_run(*, conversation_id: int, message_ids: list[int]) -> Turn | None:
     """Handle ``message_ids`` (a conversation's unprocessed inbound messages, in
     order) in one turn. Returns None when another worker handled them first or
-    the conversation changed underneath (the pipeline then runs again)."""
+    the conversation changed underneath (the pipeline then runs again).
+
+    Any failure other than the model's (a handler, the database, a bug) ends
+    the turn like a model outage: the fallback reply, escalation (which pauses
+    the assistant, so no further model calls are paid for) and the error in
+    the Turn trace. Only when even that cannot be written does the exception
+    propagate, leaving the messages unprocessed for the sweeper."""
     started = time.monotonic()
+    decision = Decision()
+    try:
+        return _turn(conversation_id, message_ids, started, decision)
+    except Exception as exc:
+        logger.exception("turn for conversation %s failed; answering with the fallback", conversation_id)
+        decision.call = None
+        decision.note_error(f"{type(exc).__name__}: {exc}")
+        return _fail_safe(conversation_id, message_ids, decision, started)
+
+
+def _turn(conversation_id: int, message_ids: list[int], started: float, decision: Decision) -> Turn | None:
     with transaction.atomic():
         conversation = _lock(conversation_id)
         if _any_processed(message_ids):
@@ -106,12 +138,12 @@ def turn_run(*, conversation_id: int, message_ids: list[int]) -> Turn | None:
         notes = []
         if gathering_is_stale(conversation):
             services.gathering_restart(conversation=conversation)
-            notes.append("The tenant's previous report was left unfinished long ago; treat this as a fresh start.")
+            notes.append(STALE_NOTE.format(hours=settings.GATHERING_STALE_HOURS))
         context = turn_context_load(conversation=conversation, message_ids=message_ids)
         context.notes = notes
         context.identity_at_start, context.gathering_at_start = at_start
 
-    decision = _decide(context)
+    _decide(context, decision)
 
     try:
         with transaction.atomic():
@@ -145,8 +177,9 @@ def _any_processed(message_ids: list[int]) -> bool:
     return Message.objects.filter(pk__in=message_ids, processed_at__isnull=False).exists()
 
 
-def _decide(context: TurnContext) -> Decision:
-    decision = Decision()
+def _decide(context: TurnContext, decision: Decision) -> Decision:
+    if retrieval_wanted(context):
+        _knowledge_add(context, decision)
     messages: list[dict] = [{"role": "user", "content": turn_context_render(context)}]
     model = model_for(context)
     searches = 0
@@ -170,7 +203,7 @@ def _decide(context: TurnContext) -> Decision:
                 else:
                     searches += 1
                     text, hits, elapsed = knowledge_lookup(conversation=context.conversation, query=call.input["query"])
-                    decision.retrieval_hits += hits
+                    decision.retrieval_hits += [{**hit, "via": "search_documents"} for hit in hits]
                     decision.retrieval_ms += elapsed
                     entry["result"] = f"{len(hits)} passages"
                     messages += _follow_up(response, call, text, is_error=False)
@@ -187,11 +220,27 @@ def _decide(context: TurnContext) -> Decision:
             return decision
         decision.error = "no usable tool call"
     except LLMError as exc:
-        decision.error = f"{type(exc).__name__}: {exc}"
+        decision.note_error(f"{type(exc).__name__}: {exc}")
         logger.warning("model unavailable for conversation %s: %s", context.conversation.pk, exc)
     finally:
         scripted.current_phone.reset(token)
     return decision
+
+
+def _knowledge_add(context: TurnContext, decision: Decision) -> None:
+    """Conditional retrieval: the property's best passages for the tenant's
+    words, with document titles and headings, go into the context. A failed
+    search costs the passages, never the turn."""
+    try:
+        text, hits, elapsed = knowledge_lookup(conversation=context.conversation, query=context.latest_text)
+    except Exception as exc:
+        logger.warning("retrieval for conversation %s failed: %s", context.conversation.pk, exc)
+        decision.note_error(f"retrieval skipped: {type(exc).__name__}: {exc}")
+        return
+    decision.retrieval_ms += elapsed
+    decision.retrieval_hits += [{**hit, "via": "context"} for hit in hits]
+    if hits:
+        context.knowledge = text
 
 
 def _follow_up(response: LLMResponse, call: ToolCall | None, text: str, *, is_error: bool) -> list[dict]:
@@ -206,7 +255,13 @@ def _follow_up(response: LLMResponse, call: ToolCall | None, text: str, *, is_er
 
 def _apply(conversation, context, decision: Decision, message_ids, started) -> Turn:
     if decision.call is not None:
-        applied = tool_apply(conversation=conversation, name=decision.call.name, tool_input=decision.call.input)
+        applied = tool_apply(
+            conversation=conversation,
+            name=decision.call.name,
+            tool_input=decision.call.input,
+            first_message_at=context.new_messages[0].created_at if context.new_messages else None,
+            last_message_at=context.new_messages[-1].created_at if context.new_messages else None,
+        )
         decision.trace[-1]["result"] = applied.result
         outcome = "tool"
     else:
@@ -234,11 +289,40 @@ def _fallback(conversation: Conversation, error: str) -> Applied:
     return Applied(reply=reply, result="fallback")
 
 
+def _fail_safe(conversation_id: int, message_ids: list[int], decision: Decision, started: float) -> Turn | None:
+    """After an unexpected error: the fallback reply and escalation, in a fresh
+    transaction (whatever the failed one wrote was rolled back)."""
+    with transaction.atomic():
+        conversation = _lock(conversation_id)
+        if _any_processed(message_ids):
+            return None
+        identity, gathering = conversation.identity_status, conversation.gathering_state
+        if conversation.bot_paused:
+            outcome = "paused"
+        else:
+            applied = _fallback(conversation, decision.error)
+            outbound_text_queue(
+                conversation=conversation, body=applied.reply, author=Message.Author.ASSISTANT, purpose="reply"
+            )
+            outcome = "fallback"
+        return _record(
+            conversation,
+            message_ids,
+            outcome=outcome,
+            started=started,
+            decision=decision,
+            identity_before=identity,
+            gathering_before=gathering,
+        )
+
+
 def _flag_off(conversation: Conversation, message_ids, *, started) -> Turn:
     """Without the assistant: acknowledge once and put the conversation in the
     landlord's inbox; later messages wait there silently."""
     if conversation.escalated_at is None:
-        services.conversation_escalate(conversation=conversation, reason="assistant switched off for this organization")
+        services.conversation_escalate(
+            conversation=conversation, reason="assistant switched off for this organization", pause_bot=False
+        )
         outbound_text_queue(
             conversation=conversation,
             body=f"Thanks for your message. It has been passed to {conversation.organization.name}, "

@@ -60,9 +60,10 @@ class Snapshot:
     identity: str
     gathering: str
     emergency: bool = False
-    photo_received: bool = False  # a photo arrived since this report started
+    photo_received: bool = False  # a usable photo arrived for this report, not yet on an issue
     property_codes: tuple[str, ...] = ()  # the tenant's current tenancies
     candidate_code: str = ""
+    property_code: str = ""  # the confirmed property, the only one issues may be created for
     extra: dict = field(default_factory=dict)
 
 
@@ -92,16 +93,37 @@ def rejection(tool: str, tool_input: dict, snapshot: Snapshot) -> str | None:
         return f"{tool} is not allowed while gathering_state is {snapshot.gathering}."
     if tool == "create_issue":
         return _create_issue_rejection(tool_input, snapshot)
-    if tool == "confirm_property" and tool_input.get("confirmed"):
-        code = tool_input.get("property_code") or snapshot.candidate_code
-        if not code:
-            return "Say which property: property_code must be one of the tenant's properties in the context."
-        if code not in snapshot.property_codes and code != snapshot.candidate_code:
-            return f"{code!r} is not one of this tenant's properties; use a code from the context."
+    if tool == "find_property" and snapshot.property_codes:
+        # A number with tenancies chooses among its own homes; an address
+        # search over the organization would let it claim anyone's.
+        return (
+            "find_property is only for numbers not linked to a tenancy. This tenant rents "
+            f"{', '.join(snapshot.property_codes)}: ask which one and call confirm_property with its code. "
+            "They cannot act for any other property."
+        )
+    if tool == "confirm_property":
+        return _confirm_property_rejection(tool_input, snapshot)
+    return None
+
+
+def _confirm_property_rejection(tool_input: dict, snapshot: Snapshot) -> str | None:
+    if not tool_input.get("confirmed"):
+        if not snapshot.candidate_code:
+            return "There is no candidate property to reject; ask which property the tenant means."
+        return None
+    code = tool_input.get("property_code") or ("" if snapshot.property_codes else snapshot.candidate_code)
+    if not code:
+        return "Say which property: property_code must be one of the tenant's properties in the context."
+    # With tenancies on record only those count; otherwise only the address the tenant gave and we matched.
+    allowed = snapshot.property_codes or (snapshot.candidate_code,)
+    if code not in allowed:
+        return f"{code!r} is not one of this tenant's properties; use a code from the context."
     return None
 
 
 def _create_issue_rejection(tool_input: dict, snapshot: Snapshot) -> str | None:
+    if not snapshot.property_code:
+        return "create_issue needs the tenant's property confirmed first (confirm_property)."
     photo = tool_input.get("photo")
     emergency = snapshot.emergency or tool_input.get("urgency") == "emergency"
     if photo == "provided" and not snapshot.photo_received:
@@ -110,6 +132,17 @@ def _create_issue_rejection(tool_input: dict, snapshot: Snapshot) -> str | None:
         return "photo='declined' needs the tenant to have been asked for a photo first (ask_for_photo)."
     if photo == "not_needed" and not emergency:
         return "photo='not_needed' is only for emergencies; otherwise ask for a photo (ask_for_photo)."
-    if snapshot.gathering == G.IDLE and not (emergency or snapshot.photo_received):
+    if snapshot.gathering in (G.IDLE, G.ISSUE_CREATED) and not (emergency or snapshot.photo_received):
+        # After an issue is created, a new problem starts over: its details first.
         return "Too early to create an issue: ask for the details first (ask_for_details)."
     return None
+
+
+def create_issue_possible(snapshot: Snapshot) -> bool:
+    """Whether some create_issue call would pass gating now (leaving aside an
+    emergency the model declares itself): the model routing sends such turns
+    to the large model."""
+    return any(
+        rejection("create_issue", {"urgency": "routine", "photo": photo}, snapshot) is None
+        for photo in ("provided", "declined", "not_needed")
+    )

@@ -6,7 +6,7 @@ row lock."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -25,7 +25,18 @@ class Applied:
     issue: Issue | None = None
 
 
-def tool_apply(*, conversation: Conversation, name: str, tool_input: dict) -> Applied:
+def tool_apply(
+    *,
+    conversation: Conversation,
+    name: str,
+    tool_input: dict,
+    first_message_at: datetime | None = None,
+    last_message_at: datetime | None = None,
+) -> Applied:
+    """Apply an allowed call. ``first_message_at`` / ``last_message_at`` are
+    the arrival times of the turn's messages: a new report starts with the
+    first (so a photo sent with it counts), and once an issue is created the
+    next report starts after the last (its photos are the issue's)."""
     before = conversation.gathering_state
     applied, outcome = HANDLERS[name](conversation, tool_input)
     conversation.identity_status = identity_after(name, outcome, conversation.identity_status)
@@ -34,7 +45,9 @@ def tool_apply(*, conversation: Conversation, name: str, tool_input: dict) -> Ap
         GatheringState.IDLE,
         GatheringState.ISSUE_CREATED,
     ):
-        conversation.gathering_started_at = timezone.now()
+        conversation.gathering_started_at = first_message_at or timezone.now()
+    elif name == "create_issue":
+        conversation.gathering_started_at = last_message_at or timezone.now()
     conversation.save(update_fields=["identity_status", "gathering_state", "gathering_started_at", "updated_at"])
     return applied
 

@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib.postgres.search import TrigramSimilarity, TrigramWordSimilarity
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
@@ -111,16 +111,24 @@ def issue_reference_new() -> str:
     return f"R{timezone.now():%y%m}-{secrets.token_hex(3).upper()}"
 
 
-def issue_duplicate_find(*, conversation: Conversation, title: str, location: str) -> Issue | None:
-    """An open issue at the same property, reported recently, about the same thing."""
+def issue_duplicate_find(*, conversation: Conversation, title: str, description: str, location: str) -> Issue | None:
+    """An open issue at the same property, reported recently, about the same
+    problem: its title or its description alone must be similar enough
+    (``ISSUE_DUPLICATE_MIN_SIMILARITY``); the same room is an extra condition
+    (``ISSUE_DUPLICATE_MIN_LOCATION_SIMILARITY`` when both have a location),
+    never a reason on its own."""
     since = timezone.now() - timedelta(days=settings.ISSUE_DUPLICATE_WINDOW_DAYS)
-    return (
+    candidates = (
         Issue.objects.filter(property=conversation.property, status__in=Issue.OPEN_STATUSES, created_at__gte=since)
-        .annotate(score=TrigramSimilarity("title", title) + TrigramSimilarity("location", location or ""))
-        .filter(score__gte=settings.ISSUE_DUPLICATE_MIN_SIMILARITY)
-        .order_by("-score")
-        .first()
+        .annotate(
+            problem=Greatest(TrigramSimilarity("title", title), TrigramSimilarity("description", description)),
+            place=TrigramSimilarity("location", location or ""),
+        )
+        .filter(problem__gte=settings.ISSUE_DUPLICATE_MIN_SIMILARITY)
     )
+    if location.strip():
+        candidates = candidates.filter(Q(location="") | Q(place__gte=settings.ISSUE_DUPLICATE_MIN_LOCATION_SIMILARITY))
+    return candidates.order_by("-problem", "-place").first()
 
 
 def issue_create(
@@ -134,7 +142,7 @@ def issue_create(
     photo: str,
 ) -> tuple[Issue, bool]:
     """Create the issue, or add to an open duplicate. Returns (issue, created)."""
-    duplicate = issue_duplicate_find(conversation=conversation, title=title, location=location)
+    duplicate = issue_duplicate_find(conversation=conversation, title=title, description=description, location=location)
     if duplicate is not None:
         IssueUpdate.objects.create(issue=duplicate, author=IssueUpdate.Author.TENANT, body=description)
         _photos_attach(issue=duplicate, conversation=conversation)
@@ -157,11 +165,27 @@ def issue_create(
     return issue, True
 
 
-def _photos_attach(*, issue: Issue, conversation: Conversation) -> None:
+PHOTO_USABLE_STATES = (Media.DownloadState.PENDING, Media.DownloadState.DOWNLOADED)
+
+
+def report_photos(*, conversation: Conversation, message_ids: list[int] = ()) -> QuerySet[Media]:
+    """The photos of the report being gathered: images sent since it started
+    (or in ``message_ids``, this turn's messages) that are not on an issue yet.
+    A download that was rejected or failed is not a photo; one still
+    downloading is. A photo already attached to an issue belongs to that
+    report, never to the next one."""
     since = conversation.gathering_started_at or (timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS))
-    media = Media.objects.filter(
-        message__conversation=conversation, message__created_at__gte=since, content_type__startswith="image/"
-    ).exclude(issue_photos__issue=issue)
+    return Media.objects.filter(
+        Q(message__created_at__gte=since) | Q(message_id__in=list(message_ids)),
+        message__conversation=conversation,
+        content_type__startswith="image/",
+        download_state__in=PHOTO_USABLE_STATES,
+        issue_photos__isnull=True,
+    )
+
+
+def _photos_attach(*, issue: Issue, conversation: Conversation) -> None:
+    media = report_photos(conversation=conversation)
     IssuePhoto.objects.bulk_create([IssuePhoto(issue=issue, media=m) for m in media], ignore_conflicts=True)
 
 
@@ -187,11 +211,19 @@ def landlord_notify_issue(*, issue: Issue) -> None:
         )
 
 
-def conversation_escalate(*, conversation: Conversation, reason: str) -> None:
-    """Put the conversation in the landlord's inbox."""
+def conversation_escalate(*, conversation: Conversation, reason: str, pause_bot: bool = True) -> None:
+    """Put the conversation in the landlord's inbox. With ``pause_bot`` (the
+    ``escalate`` tool and the fallback) the assistant also stays silent until a
+    person hands the conversation back (``conversation_handback``); the tenant's
+    messages keep being stored and shown. The feature flag's hand-over passes
+    False: the switched-off flag already keeps the assistant silent."""
     conversation.escalated_at = timezone.now()
     conversation.escalation_reason = reason[:2000]
-    conversation.save(update_fields=["escalated_at", "escalation_reason", "updated_at"])
+    fields = ["escalated_at", "escalation_reason", "updated_at"]
+    if pause_bot:
+        conversation.bot_paused = True
+        fields.append("bot_paused")
+    conversation.save(update_fields=fields)
     organization = conversation.organization
     if organization.notification_email:
         transaction.on_commit(

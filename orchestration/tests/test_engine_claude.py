@@ -97,3 +97,167 @@ def test_two_workers_racing_on_one_message_answer_once(home, post_inbound, anthr
     assert sum(result is not None for result in results) == 1  # ...one applied
     assert Message.objects.filter(direction="outbound").count() == 1
     assert Turn.objects.count() == 1
+
+
+def _content(request) -> str:
+    return request["json"]["messages"][0]["content"]
+
+
+def test_the_request_carries_the_prompt_tools_and_history_in_the_organizations_time(home, tenant_says, anthropic_stub):
+    from zoneinfo import ZoneInfo
+
+    from django.utils import timezone
+
+    from orchestration.prompt import SYSTEM_PROMPT
+    from orchestration.tool_definitions import TOOLS
+
+    home.timezone = "America/New_York"  # never the same as UTC
+    home.save()
+    anthropic_stub.queue(
+        tool_use_response("ask_for_details", {"question": "Is there an error code?"}),
+        tool_use_response("ask_for_photo", {"message": "Could you send a photo?"}),
+    )
+    tenant_says("My boiler is not working")
+    before = timezone.now()
+    tenant_says("F22 on the display, since this morning")
+    after = timezone.now()
+    request = anthropic_stub.requests[1]["json"]
+    assert request["system"] == [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
+    assert "identity_status" in request["system"][0]["text"] and "exactly one tool" in request["system"][0]["text"]
+    assert request["tools"] == TOOLS and request["tools"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert request["tool_choice"] == {"type": "any", "disable_parallel_tool_use": True}
+    assert request["model"] == "claude-haiku-4-5"  # a gathering turn in which no issue can be created yet
+    content = request["messages"][0]["content"]
+    zone = ZoneInfo("America/New_York")
+    nows = {f"Now: {timezone.localtime(t, zone):%Y-%m-%d %H:%M} (America/New_York" for t in (before, after)}
+    assert any(now in content for now in nows)
+    first, reply, new = Message.objects.order_by("id")[:3]
+    assert f"[{timezone.localtime(first.created_at, zone):%Y-%m-%d %H:%M}] Tenant: My boiler is not working" in content
+    assert f"[{timezone.localtime(reply.created_at, zone):%Y-%m-%d %H:%M}] You: Is there an error code?" in content
+    stamp = f"[{timezone.localtime(new.created_at, zone):%Y-%m-%d %H:%M}] Tenant: F22 on the display"
+    assert (
+        content.index("Conversation so far:") < content.index("New message(s) from the tenant:") < content.index(stamp)
+    )
+    assert "Agency: Harbour Lettings" in content and "Property: FLAT-1 - Flat 1, 12 Harbour Street" in content
+
+
+PHOTO = [("https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME1", "image/jpeg")]
+
+
+def test_gathering_turns_use_the_small_model_and_issue_turns_the_large(home, tenant_says, anthropic_stub):
+    anthropic_stub.queue(
+        tool_use_response("ask_for_details", {"question": "Which tap?"}),
+        tool_use_response("ask_for_details", {"question": "Since when?"}),
+        tool_use_response("ask_for_photo", {"message": "Photo?"}),
+        tool_use_response("respond", {"message": "No rush."}),
+    )
+    tenant_says("The kitchen tap is leaking")  # first turn: large
+    tenant_says("the cold one")  # gathering, no issue possible: small
+    tenant_says("", media=PHOTO)  # gathering with a photo: create_issue possible, large
+    tenant_says("ok give me a minute")  # awaiting a photo: the tenant may decline, large
+    models = [r["json"]["model"] for r in anthropic_stub.requests]
+    assert models == ["claude-sonnet-4-6", "claude-haiku-4-5", "claude-sonnet-4-6", "claude-sonnet-4-6"]
+    assert list(Turn.objects.values_list("model", flat=True)) == ["claude-sonnet-4-5"] * 4  # what the stub says
+
+
+@pytest.fixture
+def boiler_guide(home):
+    from retrieval.services import document_ingest
+
+    return document_ingest(
+        organization=home,
+        title="Flat 1 home guide",
+        source_name="home-guide.md",
+        content="# Heating\n\n## Repressurising the boiler\n\nIf the pressure gauge shows below 1 bar, open the "
+        "silver filling loop under the boiler until the needle reaches 1.5 bar, then close it.\n\n"
+        "# Bins\n\n## Collection days\n\nGeneral waste goes out on Tuesday evening, recycling on Friday.",
+        embed_now=True,
+    )
+
+
+def test_first_messages_of_an_idle_conversation_skip_retrieval(home, tenant_says, anthropic_stub, boiler_guide):
+    anthropic_stub.queue(tool_use_response("respond", {"message": "Hello!"}))
+    tenant_says("how do I repressurise the boiler")
+    assert "landlord's documents that may help" not in _content(anthropic_stub.requests[0])
+    turn = Turn.objects.get()
+    assert turn.retrieval_hits == [] and turn.latency_retrieval_ms is None
+
+
+def test_later_turns_carry_the_propertys_passages(home, tenant_says, anthropic_stub, boiler_guide, settings):
+    settings.TURN_KNOWLEDGE_HITS = 1
+    anthropic_stub.queue(
+        tool_use_response("respond", {"message": "Hello! How can I help?"}),
+        tool_use_response("respond", {"message": "Open the filling loop until 1.5 bar."}),
+    )
+    tenant_says("hi")
+    tenant_says("how do I repressurise the boiler? pressure is low")
+    content = _content(anthropic_stub.requests[1])
+    assert "Flat 1 home guide > Heating > Repressurising the boiler" in content
+    assert "silver filling loop" in content and "recycling on Friday" not in content
+    turn = Turn.objects.latest("id")
+    [hit] = turn.retrieval_hits
+    assert hit["via"] == "context" and hit["document"] == "Flat 1 home guide" and hit["chunk_id"]
+    assert {"vector_rank", "keyword_rank", "score"} <= set(hit)
+    assert turn.latency_retrieval_ms is not None
+
+
+def test_a_stale_report_is_closed_the_tenant_told_and_identity_kept(home, tenant_says, anthropic_stub):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversations.models import Conversation
+
+    anthropic_stub.queue(
+        tool_use_response("ask_for_details", {"question": "Which tap?"}),
+        tool_use_response("respond", {"message": "Your earlier report was closed. What's the problem now?"}),
+    )
+    tenant_says("tap leaking")
+    long_ago = timezone.now() - timedelta(days=3)
+    Conversation.objects.update(last_turn_at=long_ago, gathering_started_at=long_ago)
+    tenant_says("hi again")
+    content = _content(anthropic_stub.requests[1])
+    assert "gathering_state: idle" in content and "identity_status: confirmed" in content
+    assert "left unfinished for more than 24 hours and has been closed" in content
+    assert "Tell the tenant so in your reply" in content
+    conversation = conversation_for()
+    assert (conversation.identity_status, conversation.property.code) == ("confirmed", "FLAT-1")
+    turn = Turn.objects.latest("id")
+    assert (turn.gathering_before, turn.gathering_after) == ("gathering_details", "idle")
+
+
+def test_a_database_error_in_a_handler_ends_in_the_fallback_without_more_model_calls(
+    home, tenant_says, anthropic_stub, monkeypatch
+):
+    from orchestration import services
+    from properties.models import Issue
+    from properties.tests.factories import IssueFactory
+
+    IssueFactory(organization=home, reference="R-TAKEN", title="Something else entirely")
+    monkeypatch.setattr(services, "issue_reference_new", lambda: "R-TAKEN")  # a real UNIQUE violation in Postgres
+    anthropic_stub.queue(
+        tool_use_response(
+            "create_issue",
+            {
+                "title": "Burst pipe under the sink",
+                "description": "Water spraying from the pipe under the kitchen sink.",
+                "category": "plumbing",
+                "urgency": "emergency",
+                "location": "kitchen sink",
+                "photo": "not_needed",
+                "message": "I've logged this as an emergency.",
+            },
+        )
+    )
+    [reply] = tenant_says("water spraying from the pipe under the kitchen sink")
+    assert "passed your message" in reply
+    turn = Turn.objects.get()
+    assert turn.outcome == "fallback" and "IntegrityError" in turn.error
+    assert turn.tool_calls[0]["name"] == "create_issue" and turn.input_tokens > 0
+    conversation = conversation_for()
+    assert conversation.escalated_at is not None and conversation.bot_paused
+    assert Issue.objects.filter(conversation=conversation).count() == 0
+    assert Message.objects.get(direction="inbound").processed_at is not None
+    # The escalated conversation is not sent to the model again.
+    assert tenant_says("hello?") == []
+    assert len(anthropic_stub.requests) == 1

@@ -3,7 +3,7 @@
 import pytest
 
 from conversations.models import GatheringState, IdentityStatus
-from orchestration.gating import IDENTITY_TRANSITIONS, TRANSITIONS, Snapshot, rejection
+from orchestration.gating import IDENTITY_TRANSITIONS, TRANSITIONS, Snapshot, create_issue_possible, rejection
 from orchestration.tests.conftest import issue_call
 from orchestration.tool_definitions import TOOL_NAMES, tool_input_errors
 
@@ -22,7 +22,7 @@ def test_every_tool_has_a_row_and_every_state_is_known():
 @pytest.mark.parametrize("gathering", GatheringState.values)
 @pytest.mark.parametrize("identity", IdentityStatus.values)
 def test_create_issue_needs_a_confirmed_identity(identity, gathering):
-    snapshot = Snapshot(identity=identity, gathering=gathering, photo_received=True)
+    snapshot = Snapshot(identity=identity, gathering=gathering, photo_received=True, property_code="FLAT-1")
     allowed = rejection("create_issue", ISSUE, snapshot) is None
     assert allowed == (identity in ("confirmed", "active"))
 
@@ -46,10 +46,17 @@ def test_ask_for_photo_only_after_details(gathering, allowed):
         ("not_needed", "gathering_details", False, False, False),
         ("not_needed", "idle", False, True, True),
         ("provided", "idle", True, False, True),
+        # After an issue, a new problem starts over: no fresh photo, no details -> too early.
+        ("provided", "issue_created", False, False, False),
+        ("declined", "issue_created", False, False, False),
+        ("provided", "issue_created", True, False, True),
+        ("not_needed", "issue_created", False, True, True),
     ],
 )
 def test_create_issue_photo_rules(photo, gathering, photo_received, emergency, allowed):
-    snapshot = Snapshot(identity="active", gathering=gathering, photo_received=photo_received, emergency=emergency)
+    snapshot = Snapshot(
+        identity="active", gathering=gathering, photo_received=photo_received, emergency=emergency, property_code="F-1"
+    )
     assert (rejection("create_issue", {**ISSUE, "photo": photo}, snapshot) is None) == allowed
 
 
@@ -59,3 +66,51 @@ def test_schema_errors_are_readable():
         "create_issue", {**ISSUE, "urgency": "asap"}
     )
     assert tool_input_errors("nope", {}) == ["unknown tool 'nope'"]
+
+
+def test_create_issue_needs_a_confirmed_property():
+    snapshot = Snapshot(identity="confirmed", gathering="awaiting_photo", photo_received=True)
+    assert "confirm_property" in rejection("create_issue", ISSUE, snapshot)
+
+
+def test_a_number_with_tenancies_cannot_search_other_addresses():
+    own = Snapshot(identity="identified", gathering="idle", property_codes=("FLAT-2", "HOUSE-7"))
+    assert "FLAT-2, HOUSE-7" in rejection("find_property", {"address": "Flat 3, 14 Harbour Street"}, own)
+    unknown = Snapshot(identity="unidentified", gathering="idle")
+    assert rejection("find_property", {"address": "Flat 3, 14 Harbour Street"}, unknown) is None
+
+
+@pytest.mark.parametrize(
+    ("codes", "candidate", "tool_input", "allowed"),
+    [
+        # A tenant with tenancies: only their own codes, never a candidate from elsewhere.
+        (("FLAT-2", "HOUSE-7"), "", {"confirmed": True, "property_code": "HOUSE-7"}, True),
+        (("FLAT-2", "HOUSE-7"), "", {"confirmed": True, "property_code": "FLAT-3"}, False),
+        (("FLAT-2", "HOUSE-7"), "FLAT-3", {"confirmed": True}, False),
+        (("FLAT-2", "HOUSE-7"), "FLAT-3", {"confirmed": True, "property_code": "FLAT-3"}, False),
+        (("FLAT-2", "HOUSE-7"), "", {"confirmed": False}, False),
+        # An unknown number: only the candidate matched from the address they gave.
+        ((), "FLAT-3", {"confirmed": True}, True),
+        ((), "FLAT-3", {"confirmed": True, "property_code": "FLAT-3"}, True),
+        ((), "FLAT-3", {"confirmed": True, "property_code": "FLAT-4"}, False),
+        ((), "", {"confirmed": True}, False),
+        ((), "FLAT-3", {"confirmed": False}, True),
+    ],
+)
+def test_confirm_property_only_within_the_tenants_reach(codes, candidate, tool_input, allowed):
+    snapshot = Snapshot(identity="identified", gathering="idle", property_codes=codes, candidate_code=candidate)
+    assert (rejection("confirm_property", tool_input, snapshot) is None) == allowed
+
+
+@pytest.mark.parametrize(
+    ("snapshot", "possible"),
+    [
+        (Snapshot(identity="identified", gathering="awaiting_photo", photo_received=True), False),
+        (Snapshot(identity="confirmed", gathering="gathering_details", property_code="F-1"), False),
+        (Snapshot(identity="confirmed", gathering="gathering_details", property_code="F-1", photo_received=True), True),
+        (Snapshot(identity="confirmed", gathering="gathering_details", property_code="F-1", emergency=True), True),
+        (Snapshot(identity="confirmed", gathering="awaiting_photo", property_code="F-1"), True),  # may be declined
+    ],
+)
+def test_create_issue_possible_follows_gating(snapshot, possible):
+    assert create_issue_possible(snapshot) == possible
