@@ -173,6 +173,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Must exceed the longest task (a turn with model retries) so Redis does
     # not hand an unacknowledged task to a second worker while the first runs.
     "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600),
+    # How often a worker looks for tasks whose worker died (after the visibility
+    # timeout): every interval x throttle seconds, kombu's 10 x 10 by default.
+    "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10),
+    "unacked_restore_throttle": env_int("CELERY_UNACKED_RESTORE_THROTTLE", 10),
 }
 # A hung task (a stuck socket, a runaway document) frees its worker slot: the
 # soft limit raises inside the task, the hard limit kills the process. Both stay

@@ -80,9 +80,13 @@ def test_worker_killed_mid_turn_is_redelivered_by_redis_alone(home, post_inbound
     message.refresh_from_db()
     assert message.processed_at is None and replies_to(PHONE) == []
 
-    # Kombu looks for expired unacknowledged tasks about 10 s after the worker starts.
+    # The new worker looks for expired unacknowledged tasks every second.
     fresh = celery_worker_factory(
-        INBOUND_COALESCE_SECONDS="0", CELERY_VISIBILITY_TIMEOUT="3", CELERY_TASK_TIME_LIMIT="0"
+        INBOUND_COALESCE_SECONDS="0",
+        CELERY_VISIBILITY_TIMEOUT="3",
+        CELERY_TASK_TIME_LIMIT="0",
+        CELERY_UNACKED_RESTORE_INTERVAL="1",
+        CELERY_UNACKED_RESTORE_THROTTLE="1",
     ).start()
     wait_for(lambda: len(replies_to(PHONE)) == 1, timeout=90, message="one reply after redelivery")
     settle(lambda: len(replies_to(PHONE)) == 1 and Turn.objects.count() == 1, seconds=5)
