@@ -40,9 +40,7 @@ class TurnContext:
 
 
 def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> TurnContext:
-    new_messages = list(
-        Message.objects.filter(pk__in=message_ids).prefetch_related("media").order_by("created_at", "id")
-    )
+    new_messages = list(Message.objects.filter(pk__in=message_ids).prefetch_related("media").order_by("id"))
     first_new = new_messages[0].created_at if new_messages else timezone.now()
     history = list(
         Message.objects.filter(conversation=conversation, created_at__lt=first_new)

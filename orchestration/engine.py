@@ -38,6 +38,7 @@ from orchestration.knowledge import knowledge_lookup
 from orchestration.llm import LLMError, LLMResponse, ToolCall, llm_complete
 from orchestration.models import Turn
 from orchestration.prompt import PROMPT_VERSION, SYSTEM_PROMPT
+from orchestration.replies import reply_text
 from orchestration.tool_definitions import TOOL_NAMES, TOOLS, tool_input_errors
 
 logger = logging.getLogger(__name__)
@@ -140,6 +141,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
             services.gathering_restart(conversation=conversation)
             notes.append(STALE_NOTE.format(hours=settings.GATHERING_STALE_HOURS))
         context = turn_context_load(conversation=conversation, message_ids=message_ids)
+        services.conversation_language_note(conversation=conversation, text=context.latest_text)
         context.notes = notes
         context.identity_at_start, context.gathering_at_start = at_start
 
@@ -281,11 +283,7 @@ def _apply(conversation, context, decision: Decision, message_ids, started) -> T
 
 def _fallback(conversation: Conversation, error: str) -> Applied:
     services.conversation_escalate(conversation=conversation, reason=f"assistant unavailable: {error}"[:2000])
-    reply = (
-        "Sorry, I'm having trouble answering right now. I've passed your message to "
-        f"{conversation.organization.name} and someone will get back to you here. "
-        "If anyone is in danger, call the emergency services."
-    )
+    reply = reply_text("fallback", language=conversation.language, organization=conversation.organization.name)
     return Applied(reply=reply, result="fallback")
 
 
@@ -320,13 +318,16 @@ def _flag_off(conversation: Conversation, message_ids, *, started) -> Turn:
     """Without the assistant: acknowledge once and put the conversation in the
     landlord's inbox; later messages wait there silently."""
     if conversation.escalated_at is None:
+        text = "\n".join(Message.objects.filter(pk__in=message_ids).values_list("body", flat=True))
+        services.conversation_language_note(conversation=conversation, text=text)
         services.conversation_escalate(
             conversation=conversation, reason="assistant switched off for this organization", pause_bot=False
         )
         outbound_text_queue(
             conversation=conversation,
-            body=f"Thanks for your message. It has been passed to {conversation.organization.name}, "
-            "who will reply here as soon as they can.",
+            body=reply_text(
+                "assistant_off", language=conversation.language, organization=conversation.organization.name
+            ),
             author=Message.Author.ASSISTANT,
             purpose="reply",
         )

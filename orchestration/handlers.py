@@ -15,6 +15,7 @@ from conversations.models import Conversation, GatheringState
 from orchestration import services
 from orchestration.emergencies.alerts import emergency_alert_raise, safety_message_for
 from orchestration.gating import gathering_after, identity_after
+from orchestration.replies import reply_text
 from properties.models import Issue
 
 
@@ -72,24 +73,23 @@ def _escalate(conversation, tool_input):
 def _find_property(conversation, tool_input):
     match = services.conversation_property_propose(conversation=conversation, address=tool_input["address"])
     if match is None:
-        reply = (
-            "Sorry, I couldn't find that address among the homes we manage. "
-            "Could you send the full address or postcode?"
-        )
+        reply = reply_text("property_not_found", language=conversation.language)
         return Applied(reply=reply, result="no property matched"), "no_match"
-    reply = f"Thanks! Is your home {match.address}, {match.postcode}? Please reply yes or no."
+    reply = reply_text(
+        "property_candidate", language=conversation.language, address=match.address, postcode=match.postcode
+    )
     return Applied(reply=reply, result=f"candidate {match.code}"), "match"
 
 
 def _confirm_property(conversation, tool_input):
     if not tool_input["confirmed"]:
         services.conversation_property_reject(conversation=conversation)
-        reply = "No problem. What is your address or postcode?"
+        reply = reply_text("property_rejected", language=conversation.language)
         return Applied(reply=reply, result="candidate rejected"), "rejected"
     prop = services.conversation_property_confirm(
         conversation=conversation, property_code=tool_input.get("property_code", "")
     )
-    reply = f"Thanks, that's {prop.address}. What can I help you with?"
+    reply = reply_text("property_confirmed", language=conversation.language, address=prop.address)
     return Applied(reply=reply, result=f"property {prop.code} confirmed"), "confirmed"
 
 
@@ -110,14 +110,13 @@ def _create_issue(conversation, tool_input):
     if created:
         reply = tool_input["message"]
         if issue.reference not in reply:
-            reply = f"{reply}\nYour reference is {issue.reference}."
+            reply = (
+                f"{reply}\n{reply_text('issue_reference', language=conversation.language, reference=issue.reference)}"
+            )
         if safety:
             reply = f"{safety}\n\n{reply}"
         return Applied(reply=reply, result=f"issue {issue.reference} created", issue=issue), "ok"
-    reply = (
-        f"This sounds like the issue you already reported ({issue.reference}: {issue.title}). "
-        "I've added your new details to it."
-    )
+    reply = reply_text("issue_duplicate", language=conversation.language, reference=issue.reference, title=issue.title)
     return Applied(reply=reply, result=f"added to open issue {issue.reference}", issue=issue), "ok"
 
 

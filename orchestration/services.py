@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, GatheringState, IdentityStatus, Media
 from conversations.outbound import outbound_text_queue
+from orchestration.replies import language_guess
 from properties.models import Issue, IssuePhoto, IssueUpdate, Organization, Property, Tenancy, Tenant
 
 logger = logging.getLogger(__name__)
@@ -209,6 +210,14 @@ def landlord_notify_issue(*, issue: Issue) -> None:
             author="system",
             purpose="landlord_alert",
         )
+
+
+def conversation_language_note(*, conversation: Conversation, text: str) -> None:
+    """Remember the language the tenant writes in, when ``text`` shows it."""
+    language = language_guess(text)
+    if language and language != conversation.language:
+        conversation.language = language
+        conversation.save(update_fields=["language", "updated_at"])
 
 
 def conversation_escalate(*, conversation: Conversation, reason: str, pause_bot: bool = True) -> None:
