@@ -68,6 +68,8 @@ def test_worker_killed_mid_turn_is_redelivered_by_redis_alone(home, post_inbound
     next worker takes it back once the visibility timeout has passed."""
     import redis
 
+    unacked_key = f"{os.environ['CELERY_KEY_PREFIX']}unacked"
+    left_by_earlier_tests = set(redis.Redis.from_url(settings.REDIS_URL).hkeys(unacked_key))
     slow = celery_worker_factory(SCRIPTED_MODEL_DELAY_MS="4000", INBOUND_COALESCE_SECONDS="0")
     slow.start()
     response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="hello")
@@ -75,7 +77,7 @@ def test_worker_killed_mid_turn_is_redelivered_by_redis_alone(home, post_inbound
     wait_for(lambda: "inbound.process" in slow.log_path.read_text(), message="the worker to take the task")
     time.sleep(1)  # the model is "thinking"
     slow.kill()
-    unacked = redis.Redis.from_url(settings.REDIS_URL).hkeys(f"{os.environ['CELERY_KEY_PREFIX']}unacked")
+    unacked = set(redis.Redis.from_url(settings.REDIS_URL).hkeys(unacked_key)) - left_by_earlier_tests
     assert len(unacked) == 1  # Redis still holds the task the dead worker took
     message.refresh_from_db()
     assert message.processed_at is None and replies_to(PHONE) == []
