@@ -98,7 +98,20 @@ class ConversationAdmin(ScopedModelAdmin):
     member_permissions = frozenset({"view", "change"})
     change_form_template = "admin/conversations/conversation/change_form.html"
     fieldsets = [
-        ("Who", {"fields": ["organization", "phone", "whatsapp_id", "tenant", "property", "candidate_property"]}),
+        (
+            "Who",
+            {
+                "fields": [
+                    "organization",
+                    "phone",
+                    "whatsapp_id",
+                    "language",
+                    "tenant",
+                    "property",
+                    "candidate_property",
+                ]
+            },
+        ),
         ("State", {"fields": ["identity_status", "gathering_state", "gathering_started_at", "emergency_category"]}),
         ("Hand-over", {"fields": ["bot_paused", "escalated_at", "escalation_reason"]}),
         ("Times", {"fields": ["last_inbound_at", "last_turn_at", "created_at", "updated_at"]}),

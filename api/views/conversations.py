@@ -55,6 +55,7 @@ class ConversationOutput(serializers.ModelSerializer):
             "phone",
             "tenant",
             "property",
+            "language",
             "identity_status",
             "gathering_state",
             "bot_paused",
