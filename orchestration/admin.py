@@ -127,9 +127,9 @@ class EmergencyRuleAdmin(SharedDefaultsMixin, ScopedModelAdmin):
 
 @admin.register(SafetyMessage)
 class SafetyMessageAdmin(SharedDefaultsMixin, ScopedModelAdmin):
-    list_display = ["country", "category", "short_body", "scope"]
+    list_display = ["country", "category", "language", "short_body", "scope"]
     list_select_related = ["organization"]
-    list_filter = ["country", "category", "organization"]
+    list_filter = ["country", "category", "language", "organization"]
     search_fields = ["body"]
     member_permissions = ALL_PERMISSIONS
 

@@ -129,7 +129,9 @@ def _emergency_alert_ensure(conversation, issue) -> str:
         return ""
     category = _emergency_category_for(issue.category)
     emergency_alert_raise(conversation=conversation, message=None, category=category, matched_rules=[], source="model")
-    return safety_message_for(organization=conversation.organization, category=category)
+    return safety_message_for(
+        organization=conversation.organization, category=category, language=conversation.language or "en"
+    )
 
 
 def _emergency_category_for(issue_category: str) -> str:

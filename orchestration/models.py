@@ -119,19 +119,28 @@ class SafetyMessage(models.Model):
     )
     country = models.CharField(max_length=2)
     category = models.CharField(max_length=32, choices=EmergencyCategory.choices)
+    language = models.CharField(
+        max_length=8,
+        default="en",
+        db_default="en",
+        help_text="ISO 639-1 code. A tenant whose message hit a rule in this language gets this text; "
+        "without one in their language, the English text.",
+    )
     body = models.TextField()
 
     class Meta:
-        ordering = ["country", "category"]
+        ordering = ["country", "category", "language"]
         constraints = [
             models.CheckConstraint(condition=Q(category__in=EMERGENCY_CATEGORIES), name="safetymessage_category_valid"),
             models.UniqueConstraint(
-                fields=["organization", "country", "category"], name="safetymessage_unique", nulls_distinct=False
+                fields=["organization", "country", "category", "language"],
+                name="safetymessage_unique",
+                nulls_distinct=False,
             ),
         ]
 
     def __str__(self) -> str:
-        return f"{self.country} {self.category}"
+        return f"{self.country} {self.category} ({self.language})"
 
 
 class EmergencyAlert(models.Model):

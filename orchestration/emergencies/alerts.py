@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, When
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
@@ -25,9 +25,11 @@ FALLBACK_SAFETY_TEXT = (
 )
 
 
-def safety_message_for(*, organization, category: str, country: str | None = None) -> str:
-    """The organization's own text for the country (its own unless given) and
-    category, else the built-in default; with no organization, the default."""
+def safety_message_for(*, organization, category: str, country: str | None = None, language: str = "en") -> str:
+    """The safety text for the country (the organization's own unless given)
+    and category, in ``language`` when there is one, else in English; the
+    organization's own text before the built-in default in each language.
+    With no organization, the default."""
     scope = Q(organization__isnull=True)
     if organization is not None:
         scope |= Q(organization=organization)
@@ -36,8 +38,10 @@ def safety_message_for(*, organization, category: str, country: str | None = Non
             scope,
             country=country or organization.country,
             category=category,
+            language__in={language, "en"},
         )
-        .order_by(F("organization").asc(nulls_last=True))
+        .annotate(in_language=Case(When(language=language, then=0), default=1))
+        .order_by("in_language", F("organization").asc(nulls_last=True))
         .first()
     )
     return chosen.body if chosen else FALLBACK_SAFETY_TEXT

@@ -92,7 +92,7 @@ RULES: dict[str, dict[str, list[str]]] = {
             "pouring water",
             "re:\\bwater\\b.{0,20}\\b(pouring|gushing|flowing|coming) (through|from|out of|down)\\b",
         ],
-        "pl": ["zalanie", "zalewa", "pekla rura", "woda leje sie", "powodz"],
+        "pl": ["zalanie", "zalewa", "zalalo", "pekla rura", "woda leje sie", "powodz"],
         "es": ["inundacion", "inundado", "tuberia rota", "se ha roto una tuberia", "agua por todas partes"],
         "ro": ["inundatie", "inundatia", "inundat", "teava sparta", "curge apa din tavan"],
         "pt": ["inundacao", "inundado", "cano rebentado", "cano estourado", "agua por todo o lado"],
@@ -334,6 +334,72 @@ SAFETY_MESSAGES: dict[str, dict[str, str]] = {
 }
 
 
+# The life-threatening categories in the other languages tenants here write in,
+# so a Polish tenant who smells gas reads what to do in Polish. Other categories
+# (and any language not here) fall back to the English text.
+SAFETY_NUMBERS = {
+    "GB": {"emergency": "999 (112)", "gas_line": "National Gas Emergency Service 0800 111 999"},
+    "IE": {"emergency": "112 / 999", "gas_line": "Gas Networks Ireland 1800 20 50 50"},
+    "US": {"emergency": "911", "gas_line": "911"},
+}
+SAFETY_TRANSLATIONS: dict[str, dict[str, str]] = {
+    "pl": {
+        "gas": "Jeśli czujesz gaz: natychmiast wyjdź z mieszkania, nie używaj włączników, ognia ani urządzeń "
+        "elektrycznych, otwórz okna i drzwi, jeśli to bezpieczne, i z zewnątrz zadzwoń: {gas_line}. "
+        "Powiadomiliśmy właściciela.",
+        "carbon_monoxide": "Czad (tlenek węgla) może zabić: natychmiast wyprowadź wszystkich na świeże powietrze, "
+        "zostaw otwarte drzwi, nie wracaj do środka i zadzwoń pod {emergency}, jeśli ktoś źle się czuje (ból "
+        "głowy, zawroty, nudności). Powiadomiliśmy właściciela.",
+        "fire_smoke": "Jeśli jest pożar: wyprowadź wszystkich, zamykaj za sobą drzwi, nie zabieraj rzeczy i "
+        "zadzwoń pod {emergency}. Nie wracaj do środka. Powiadomiliśmy właściciela.",
+    },
+    "es": {
+        "gas": "Si huele a gas: salga de la vivienda ahora, no use interruptores, llamas ni aparatos eléctricos, "
+        "abra puertas y ventanas si es seguro y, desde fuera, llame a {gas_line}. Hemos avisado a su casero.",
+        "carbon_monoxide": "El monóxido de carbono puede matar: saque a todos al aire libre ahora, deje las "
+        "puertas abiertas, no vuelva a entrar y llame al {emergency} si alguien se encuentra mal (dolor de "
+        "cabeza, mareo, náuseas). Hemos avisado a su casero.",
+        "fire_smoke": "Si hay un incendio: saque a todos, cierre las puertas al salir, no se pare a coger sus "
+        "cosas y llame al {emergency}. No vuelva a entrar. Hemos avisado a su casero.",
+    },
+    "ro": {
+        "gas": "Dacă simțiți miros de gaz: ieșiți imediat din locuință, nu folosiți întrerupătoare, foc sau "
+        "aparate electrice, deschideți ușile și ferestrele dacă este sigur și sunați de afară la {gas_line}. "
+        "Am anunțat proprietarul.",
+        "carbon_monoxide": "Monoxidul de carbon poate ucide: scoateți imediat pe toată lumea la aer curat, lăsați "
+        "ușile deschise, nu vă întoarceți înăuntru și sunați la {emergency} dacă cineva se simte rău (durere de "
+        "cap, amețeală, greață). Am anunțat proprietarul.",
+        "fire_smoke": "Dacă este un incendiu: scoateți pe toată lumea afară, închideți ușile în urma voastră, nu "
+        "vă opriți pentru lucruri și sunați la {emergency}. Nu vă întoarceți înăuntru. Am anunțat proprietarul.",
+    },
+    "pt": {
+        "gas": "Se cheirar a gás: saia de casa agora, não use interruptores, chamas nem aparelhos elétricos, abra "
+        "portas e janelas se for seguro e, já lá fora, ligue para {gas_line}. Avisámos o seu senhorio.",
+        "carbon_monoxide": "O monóxido de carbono pode matar: leve todos para o ar livre agora, deixe as portas "
+        "abertas, não volte a entrar e ligue para o {emergency} se alguém se sentir mal (dor de cabeça, tonturas, "
+        "náuseas). Avisámos o seu senhorio.",
+        "fire_smoke": "Se houver um incêndio: tire todos de casa, feche as portas ao sair, não pare para levar "
+        "objetos e ligue para o {emergency}. Não volte a entrar. Avisámos o seu senhorio.",
+    },
+}
+
+
+def default_safety_messages() -> list[tuple[str, str, str, str]]:
+    """(country, category, language, body) of every built-in safety message."""
+    rows = [
+        (country, category, "en", body)
+        for country, messages in SAFETY_MESSAGES.items()
+        for category, body in messages.items()
+    ]
+    rows += [
+        (country, category, language, template.format(**numbers))
+        for country, numbers in SAFETY_NUMBERS.items()
+        for language, templates in SAFETY_TRANSLATIONS.items()
+        for category, template in templates.items()
+    ]
+    return rows
+
+
 def default_rules() -> list[tuple[str, str, str, str]]:
     """(country or "" for every country, category, language, phrase) of every built-in rule."""
     rows = [
@@ -369,8 +435,14 @@ def defaults_seed(EmergencyRule, SafetyMessage) -> None:
             phrase=phrase[3:] if is_pattern else phrase,
             defaults={"category": category, "is_pattern": is_pattern},
         )
-    for country, messages in SAFETY_MESSAGES.items():
-        for category, body in messages.items():
+    # Before 0004 a safety message had no language: only the English ones then.
+    has_language = any(field.name == "language" for field in SafetyMessage._meta.get_fields())
+    for country, category, language, body in default_safety_messages():
+        if has_language:
+            SafetyMessage.objects.get_or_create(
+                organization=None, country=country, category=category, language=language, defaults={"body": body}
+            )
+        elif language == "en":
             SafetyMessage.objects.get_or_create(
                 organization=None, country=country, category=category, defaults={"body": body}
             )

@@ -55,6 +55,14 @@ class Match:
         categories = {hit.category for hit in self.hits}
         return next((c for c in SEVERITY if c in categories), None)
 
+    @property
+    def language(self) -> str | None:
+        """The language of the rules that hit for the leading category; a
+        non-English one wins (English words turn up in other languages'
+        messages, not the other way round)."""
+        languages = {hit.language for hit in self.hits if hit.category == self.category}
+        return next(iter(sorted(languages - {"en"})), None) or ("en" if languages else None)
+
     def __bool__(self) -> bool:
         return bool(self.hits)
 

@@ -20,7 +20,8 @@ def on_inbound_stored(sender, message, **kwargs) -> str | None:
     if not match:
         return None
     category = match.category
-    reply = safety_message_for(organization=organization, category=category)
+    language = match.language if match.language != "en" else (conversation.language or "en")
+    reply = safety_message_for(organization=organization, category=category, language=language)
     if not emergency_recently_alerted(conversation=conversation, category=category):
         emergency_alert_raise(
             conversation=conversation,

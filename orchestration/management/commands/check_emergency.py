@@ -41,9 +41,10 @@ class Command(BaseCommand):
             "rules": [hit.as_dict() for hit in match.hits],
         }
         if match:
-            # What the tenant would be sent: the organization's text if it has one, else the default, for this country.
+            # What the tenant would be sent: the organization's text if it has one, else the default, for this
+            # country, in the language of the rules that hit when there is a text in it.
             result["safety_reply"] = safety_message_for(
-                organization=organization, category=match.category, country=country
+                organization=organization, category=match.category, country=country, language=match.language
             )
         if json:
             self.stdout.write(_dumps(result))
