@@ -54,7 +54,12 @@ class WhatsAppNumber(models.Model):
     class Meta:
         constraints = [
             # A number stored as "whatsapp:+44..." or "07700..." would route no message.
-            models.CheckConstraint(condition=Q(number__regex=E164_PATTERN), name="whatsapp_number_e164"),
+            models.CheckConstraint(
+                condition=Q(number__regex=E164_PATTERN),
+                name="whatsapp_number_e164",
+                violation_error_message="Use the international format with the country code and no 'whatsapp:', "
+                "e.g. +447700900000.",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -76,8 +76,29 @@ def test_tenant_phone_must_be_e164_and_unique_per_organization():
 def test_a_whatsapp_number_that_could_route_nothing_is_refused(number):
     organization = OrganizationFactory()
     rejected = WhatsAppNumber(organization=organization, number=number)
-    with pytest.raises(ValidationError, match="whatsapp_number_e164"):
+    with pytest.raises(ValidationError, match="international format with the country code"):
         rejected.full_clean()  # what the admin form runs: a clear error, not a 500
     with pytest.raises(IntegrityError, match="whatsapp_number_e164"), transaction.atomic():
         rejected.save()
     WhatsAppNumber.objects.create(organization=organization, number="+447700900000")
+
+
+def test_the_migration_mends_stored_numbers_before_adding_the_check():
+    from importlib import import_module
+
+    from django.apps import apps
+
+    migration = import_module("properties.migrations.0003_whatsapp_number_e164")
+    organization = OrganizationFactory()
+    with connection.cursor() as cursor:  # rows as the old code could store them, past today's check
+        cursor.execute("ALTER TABLE properties_whatsappnumber DROP CONSTRAINT whatsapp_number_e164")
+        cursor.execute(
+            "INSERT INTO properties_whatsappnumber (organization_id, number) VALUES (%s, 'whatsapp:+44 7700 900001')",
+            [organization.pk],
+        )
+    migration.numbers_normalise(apps, None)
+    assert WhatsAppNumber.objects.get(organization=organization).number == "+447700900001"
+
+    WhatsAppNumber.objects.filter(organization=organization).update(number="07700900001")
+    with pytest.raises(RuntimeError, match="07700900001"):
+        migration.numbers_normalise(apps, None)
