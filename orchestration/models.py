@@ -184,6 +184,8 @@ class EmergencyAlert(models.Model):
                 name="emergencyalert_status_valid",
             ),
             models.CheckConstraint(condition=Q(source__in=["keyword", "model"]), name="emergencyalert_source_valid"),
+            # Two deliveries of one message (Twilio retries a slow answer) raise one alert.
+            models.UniqueConstraint(fields=["message"], name="emergencyalert_one_per_message"),
         ]
 
     def __str__(self) -> str:

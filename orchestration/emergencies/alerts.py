@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.core.mail import send_mail
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Case, F, Q, When
 from django.utils import timezone
 
@@ -57,7 +57,25 @@ def emergency_alert_raise(
     safety_reply: str = "",
 ) -> EmergencyAlert:
     """Record the alert, mark the conversation as an emergency for the turn
-    engine, alert the landlord and queue the model's check, all after commit."""
+    engine, alert the landlord and queue the model's check, all after commit.
+    A message raises one alert: a second call for it (a repeated delivery
+    racing the first) returns the first alert and does nothing else."""
+    try:
+        return _alert_create(
+            conversation=conversation,
+            message=message,
+            category=category,
+            matched_rules=matched_rules,
+            source=source,
+            safety_reply=safety_reply,
+        )
+    except IntegrityError:
+        if message is None:
+            raise
+        return EmergencyAlert.objects.get(message=message)
+
+
+def _alert_create(*, conversation, message, category, matched_rules, source, safety_reply) -> EmergencyAlert:
     with transaction.atomic():
         alert = EmergencyAlert.objects.create(
             organization_id=conversation.organization_id,

@@ -7,14 +7,19 @@ import logging
 
 from orchestration.emergencies.alerts import emergency_alert_raise, emergency_recently_alerted, safety_message_for
 from orchestration.emergencies.matching import emergency_match
+from orchestration.models import EmergencyAlert
 
 logger = logging.getLogger(__name__)
 
 
-def on_inbound_stored(sender, message, **kwargs) -> str | None:
+def on_inbound_stored(sender, message, repeat=False, **kwargs) -> str | None:
     conversation = message.conversation
     if conversation is None or not message.body:
         return None
+    if repeat:  # the same reply as the first delivery got
+        sent = EmergencyAlert.objects.filter(message=message).values_list("safety_reply", flat=True).first()
+        if sent:
+            return sent
     organization = conversation.organization
     match = emergency_match(message.body, organization_id=organization.pk, country=organization.country)
     if not match:

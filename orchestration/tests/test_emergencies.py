@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.core import mail
 
-from conversations.models import Conversation
+from conversations.models import Conversation, Message
 from orchestration.emergencies.matching import emergency_match
 from orchestration.emergencies.normalise import normalise
 from orchestration.emergencies.validation import emergency_validate
@@ -138,6 +138,36 @@ def test_a_repeated_alarm_repeats_the_advice_but_alerts_once(home, post_inbound)
         response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
         assert "0800 111 999" in response.content.decode()
     assert EmergencyAlert.objects.count() == 1
+
+
+def test_twilio_retrying_a_message_gets_the_first_reply_and_raises_no_second_alert(home, post_inbound):
+    first = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
+    EmergencyRule.objects.filter(category="gas").update(enabled=False)  # rules change between the two
+    again = post_inbound(first.params)  # the same MessageSid
+    assert again.content == first.content and "0800 111 999" in again.content.decode()
+    assert EmergencyAlert.objects.count() == 1
+
+
+def test_two_deliveries_racing_for_one_message_raise_one_alert(home, post_inbound):
+    """The second delivery's receiver can run before the first's has raised
+    the alert (both pass the 'recently alerted' check): the database keeps one."""
+    from orchestration.emergencies.alerts import emergency_alert_raise
+
+    home.emergency_contact_phone = "+447700900555"
+    home.save()
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="my boiler is making a noise")
+    message = Message.objects.get(direction="inbound")
+    raise_for_message = {
+        "conversation": message.conversation,
+        "message": message,
+        "category": "gas",
+        "matched_rules": [],
+        "source": "keyword",
+    }
+    first = emergency_alert_raise(**raise_for_message)
+    second = emergency_alert_raise(**raise_for_message)
+    assert first.pk == second.pk and EmergencyAlert.objects.count() == 1
+    assert home.messages.filter(to_address="whatsapp:+447700900555").count() == 1  # the landlord is told once
 
 
 def alert_for(home, post_inbound, text="I can smell gas"):
