@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.conf import settings
-from django.db import transaction
+from django.db import InterfaceError, OperationalError, transaction
 from django.utils import timezone
 
 from conversations.models import Conversation, GatheringState, IdentityStatus, Message
@@ -111,12 +111,15 @@ def turn_run(*, conversation_id: int, message_ids: list[int]) -> Turn | None:
     Any failure other than the model's (a handler, the database, a bug) ends
     the turn like a model outage: the fallback reply, escalation (which pauses
     the assistant, so no further model calls are paid for) and the error in
-    the Turn trace. Only when even that cannot be written does the exception
-    propagate, leaving the messages unprocessed for the sweeper."""
+    the Turn trace. A database that is away (a dropped connection, a
+    deadlock) is not the tenant's problem: that error propagates, leaving the
+    messages unprocessed for the sweeper, as does one the fallback itself hits."""
     started = time.monotonic()
     decision = Decision()
     try:
         return _turn(conversation_id, message_ids, started, decision)
+    except (OperationalError, InterfaceError):
+        raise  # the database itself is away: the messages stay unprocessed and the sweeper runs them again
     except Exception as exc:
         logger.exception("turn for conversation %s failed; answering with the fallback", conversation_id)
         decision.call = None

@@ -430,3 +430,21 @@ def test_two_reports_in_a_row_keep_their_own_photos(home, tenant_says):
     second = Issue.objects.exclude(pk=first.pk).get()
     assert [p.media.provider_url for p in second.photos.all()] == [second_photo[0][0]]
     assert [p.media.provider_url for p in first.photos.all()] == [PHOTO[0][0]]
+
+
+def test_a_database_outage_leaves_the_messages_for_the_sweeper(home, tenant_says, monkeypatch):
+    """Not the tenant's problem: no fallback, no hand-off; the sweeper runs the turn again."""
+    from django.db import OperationalError
+
+    from orchestration import handlers
+
+    def connection_lost(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setitem(handlers.HANDLERS, "respond", connection_lost)
+    with pytest.raises(OperationalError):
+        tenant_says("hello", model=[call("respond", message="Hi!")])
+    assert Message.objects.get(direction="inbound").processed_at is None
+    assert not Message.objects.filter(direction="outbound").exists()
+    conversation = conversation_for()
+    assert not conversation.bot_paused and conversation.escalated_at is None
