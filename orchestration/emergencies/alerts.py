@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
-from django.db.models import Case, F, Q, When
+from django.db.models import Q
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
@@ -28,23 +28,25 @@ FALLBACK_SAFETY_TEXT = (
 def safety_message_for(*, organization, category: str, country: str | None = None, language: str = "en") -> str:
     """The safety text for the country (the organization's own unless given)
     and category, in ``language`` when there is one, else in English; the
-    organization's own text before the built-in default in each language.
+    organization's own text before the built-in default. When the tenant gets
+    the default in their language but the organization wrote its own English
+    text (its on-call number, where the meter is), that text follows it.
     With no organization, the default."""
     scope = Q(organization__isnull=True)
     if organization is not None:
         scope |= Q(organization=organization)
-    chosen = (
-        SafetyMessage.objects.filter(
-            scope,
-            country=country or organization.country,
-            category=category,
-            language__in={language, "en"},
-        )
-        .annotate(in_language=Case(When(language=language, then=0), default=1))
-        .order_by("in_language", F("organization").asc(nulls_last=True))
-        .first()
-    )
-    return chosen.body if chosen else FALLBACK_SAFETY_TEXT
+    texts = {
+        (own is not None, text_language): body
+        for own, text_language, body in SafetyMessage.objects.filter(
+            scope, country=country or organization.country, category=category, language__in={language, "en"}
+        ).values_list("organization_id", "language", "body")
+    }
+    own_english = texts.get((True, "en"))
+    if language != "en" and (own := texts.get((True, language))):
+        return own
+    if language != "en" and (default := texts.get((False, language))):
+        return f"{default}\n\n{own_english}" if own_english else default
+    return own_english or texts.get((False, "en")) or FALLBACK_SAFETY_TEXT
 
 
 def emergency_alert_raise(

@@ -46,6 +46,14 @@ def test_the_organizations_own_text_in_the_language_comes_first(home, post_inbou
     assert "Wyjdź i dzwoń: 0800 111 999 (Harbour)" in twiml(post_inbound, "Czuję gaz w kuchni")
 
 
+def test_the_organizations_own_english_text_follows_the_default_in_the_tenants_language(home, post_inbound):
+    SafetyMessage.objects.create(
+        organization=home, country="GB", category="gas", body="Our on-call engineer: +447700900999."
+    )
+    reply = twiml(post_inbound, "Czuję gaz w kuchni")
+    assert reply.index("Jeśli czujesz gaz") < reply.index("Our on-call engineer: +447700900999.")
+
+
 def test_every_translation_is_seeded_for_every_country_with_its_numbers():
     for country, numbers in SAFETY_NUMBERS.items():
         for language, templates in SAFETY_TRANSLATIONS.items():
