@@ -44,7 +44,6 @@ def conversation_handback(*, conversation: Conversation, user) -> bool:
     conversation.bot_paused = False
     if changed:
         conversation.escalated_at = None
-    if changed:
         logger.info("conversation %s handed back by user %s", conversation.pk, getattr(user, "pk", None))
     return bool(changed)
 

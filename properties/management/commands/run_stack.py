@@ -159,6 +159,9 @@ def redis_ensure(*, pidfile: Path) -> Iterator[int | None]:
     )
     if result.returncode != 0:
         raise CommandError(f"no Redis at {settings.REDIS_URL} and none could be started (see above)")
+    if not pidfile.exists():  # another Redis came up meanwhile; the script left it alone, and so do we
+        yield None
+        return
     pid = int(pidfile.read_text())
     try:
         yield pid
