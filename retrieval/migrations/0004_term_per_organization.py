@@ -22,6 +22,17 @@ from django.db import migrations, models
 SYNC_FUNCTION = """
 CREATE FUNCTION retrieval_term_sync() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    -- One writer per organization's vocabulary until commit: otherwise a delete
+    -- that cannot see another transaction's new chunk drops a word that chunk
+    -- needs, while that transaction's insert found the word still there.
+    IF TG_OP IN ('INSERT', 'UPDATE') THEN
+        PERFORM pg_advisory_xact_lock(hashtext('retrieval_term'), s.organization_id::integer)
+        FROM (SELECT DISTINCT organization_id FROM new_chunks ORDER BY 1) s;
+    END IF;
+    IF TG_OP IN ('DELETE', 'UPDATE') THEN
+        PERFORM pg_advisory_xact_lock(hashtext('retrieval_term'), s.organization_id::integer)
+        FROM (SELECT DISTINCT organization_id FROM old_chunks ORDER BY 1) s;
+    END IF;
     IF TG_OP IN ('INSERT', 'UPDATE') THEN
         INSERT INTO retrieval_term (organization_id, word)
         SELECT DISTINCT n.organization_id, w.word
