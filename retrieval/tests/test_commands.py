@@ -3,6 +3,7 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
+from properties.tests.factories import PropertyFactory
 from retrieval.models import Document
 from retrieval.search import knowledge_search
 from retrieval.tests.pdf import pdf_bytes
@@ -176,7 +177,7 @@ def test_a_file_the_manifest_moves_to_a_property_is_no_longer_searchable_org_wid
     manifest[0]["property_scope"] = "FLAT-1"  # rules.md: all -> FLAT-1
     (folder / "MANIFEST.json").write_text(json.dumps(manifest))
     capsys.readouterr()
-    call_command("ingest_documents", str(folder), "--org", "alice")
+    call_command("ingest_documents", str(folder), "--org", "alice", "--remove-other-scopes")
     out = capsys.readouterr().out
     assert "rules.md (FLAT-1): created" in out and "removed the copy for all properties" in out
     rules = Document.objects.get(source="rules.md")
@@ -184,6 +185,25 @@ def test_a_file_the_manifest_moves_to_a_property_is_no_longer_searchable_org_wid
     assert knowledge_search(organization_id=alice.pk, property_id=None, query="cat", mode="keyword") == []
     hits = knowledge_search(organization_id=alice.pk, property_id=alice_flat.pk, query="cat", mode="keyword")
     assert [h.document_title for h in hits] == ["House rules"]
+
+
+def test_two_properties_own_files_of_the_same_name_are_both_kept(alice, alice_flat, folder, tmp_path, capsys):
+    """Without --remove-other-scopes nothing is deleted: FLAT-1's and HOUSE-2's
+    boiler.md, each from its own folder's MANIFEST.json, both stay searchable."""
+    PropertyFactory(organization=alice, code="HOUSE-2")
+    for code in ("FLAT-1", "HOUSE-2"):
+        own = tmp_path / code
+        own.mkdir()
+        (own / "boiler.md").write_text(f"# Boiler\n\nThe boiler of {code} is in the loft.\n")
+        (own / "MANIFEST.json").write_text(
+            json.dumps([{"file": "boiler.md", "title": f"Boiler {code}", "property_scope": code}])
+        )
+        call_command("ingest_documents", str(own), "--org", "alice")
+    assert "boiler.md is also ingested for FLAT-1 and stays searchable" in capsys.readouterr().err
+    assert sorted(Document.objects.filter(source="boiler.md").values_list("title", flat=True)) == [
+        "Boiler FLAT-1",
+        "Boiler HOUSE-2",
+    ]
 
 
 def test_a_file_given_another_scope_on_the_command_line_keeps_its_other_copy_with_a_warning(

@@ -36,8 +36,15 @@ class Command(BaseCommand):
             help="property code: every file belongs to this property only (default: the MANIFEST.json "
             "scope, else organization-wide)",
         )
+        parser.add_argument(
+            "--remove-other-scopes",
+            action="store_true",
+            help="a file MANIFEST.json gives a new scope moved there: delete its copies (same file name) under "
+            "other scopes. Without it they stay searchable and a warning names them (several properties may "
+            "each have their own boiler.md).",
+        )
 
-    def handle(self, *args, paths, org, property, **options):
+    def handle(self, *args, paths, org, property, remove_other_scopes=False, **options):
         organization = Organization.objects.filter(slug=org).first()
         if organization is None:
             raise CommandError(f"no organization with slug {org!r} (python manage.py seed_demo creates 'demo')")
@@ -102,22 +109,22 @@ class Command(BaseCommand):
                 outcome = "updated"
             counts[outcome] += 1
             self.stdout.write(f"{label}: {outcome}, {document.chunks.count()} chunks")
-            self._other_scopes(document, label=label, from_manifest=source.listed and not property)
+            self._other_scopes(document, label=label, remove=remove_other_scopes and source.listed and not property)
         summary = ", ".join(f"{n} {k}" for k, n in counts.items())
         self.stdout.write(f"{summary} in {time.monotonic() - started:.1f}s")
         if counts["failed"]:
             raise CommandError(f"{counts['failed']} file(s) failed")
 
-    def _other_scopes(self, document: Document, *, label: str, from_manifest: bool) -> None:
+    def _other_scopes(self, document: Document, *, label: str, remove: bool) -> None:
         copies = document_copies(document=document)
         if not copies:
             return
         scopes = ", ".join(c.property.code if c.property else "all properties" for c in copies)
-        if from_manifest:
+        if remove:
             document_copies_delete(document=document)
             self.stdout.write(f"{label}: moved here by MANIFEST.json; removed the copy for {scopes}")
         else:
             self.stderr.write(
                 f"{label}: warning: {document.source} is also ingested for {scopes} and stays searchable "
-                "there; if the file moved, delete that copy in the admin or give its scope in MANIFEST.json"
+                "there; if the file moved, run again with --remove-other-scopes or delete that copy in the admin"
             )
