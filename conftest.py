@@ -130,6 +130,33 @@ def wait_for(predicate, *, timeout: float = 30.0, interval: float = 0.1, message
     pytest.fail(f"timed out after {timeout}s waiting for {message}")
 
 
+def deliver_concurrently(params_list: list[dict]) -> list[int]:
+    """Post each signed webhook from its own thread, all released at the same
+    moment (Twilio retrying, a tenant's burst); returns the status codes."""
+    import threading
+
+    from django.test import Client
+
+    url = f"{settings.PUBLIC_BASE_URL}{WEBHOOK_PATH}"
+    barrier = threading.Barrier(len(params_list))
+    statuses = []
+
+    def deliver(params):
+        signature = twilio_signature(auth_token=AUTH_TOKEN, url=url, params=params)
+        barrier.wait()
+        try:
+            statuses.append(Client().post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=signature).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=deliver, args=(params,)) for params in params_list]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return statuses
+
+
 @pytest.fixture
 def anthropic_stub(settings, monkeypatch):
     """The real anthropic SDK pointed at a local stub server. Also exported in the

@@ -68,13 +68,8 @@ def test_simultaneous_different_messages_for_one_conversation_get_one_reply_in_o
 ):
     """Five different messages from one tenant posted at the same moment: one
     row each, one turn over all five in arrival (id) order, one reply."""
-    import threading
-
-    from django.db import connection
-    from django.test import Client
-
-    from conftest import AUTH_TOKEN
-    from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
+    from conftest import deliver_concurrently
+    from conversations.testing.signing import inbound_params
     from orchestration.models import Turn
     from orchestration.scripted import scripted_clear, scripted_queue
     from properties.tests.factories import WhatsAppNumberFactory
@@ -84,25 +79,8 @@ def test_simultaneous_different_messages_for_one_conversation_get_one_reply_in_o
     celery_worker_factory(INBOUND_COALESCE_SECONDS="2").start()
     scripted_queue(phone=phone, calls=[{"tool": "respond", "input": {"message": "Thanks, I have all of that."}}])
     burst = [inbound_params(phone=phone, to="+14155550011", body=f"part {n}") for n in range(5)]
-    url = settings.PUBLIC_BASE_URL + WEBHOOK_PATH
-    barrier = threading.Barrier(len(burst))
-    statuses = []
-
-    def deliver(params):
-        sig = twilio_signature(auth_token=AUTH_TOKEN, url=url, params=params)
-        barrier.wait()
-        try:
-            statuses.append(Client().post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=sig).status_code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=deliver, args=(params,)) for params in burst]
     try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-        assert statuses == [200] * len(burst)
+        assert deliver_concurrently(burst) == [200] * len(burst)
         wait_for(lambda: len(twilio_stub.sent) >= 1, timeout=60, message="the reply sent")
         settle(lambda: len(twilio_stub.sent) == 1 and Turn.objects.count() == 1)
     finally:

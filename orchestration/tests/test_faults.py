@@ -4,17 +4,14 @@ Redis, or fed duplicates and bursts; every message is handled once, in order."""
 from __future__ import annotations
 
 import os
-import threading
 import time
 
 import pytest
-from django.db import connection
-from django.test import Client
 
-from conftest import AUTH_TOKEN, wait_for
+from conftest import deliver_concurrently, wait_for
 from conversations.models import Message
 from conversations.sweeper import channel_sweep
-from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
+from conversations.testing.signing import inbound_params
 from orchestration.models import Turn
 from orchestration.scripted import scripted_clear, scripted_queue
 from orchestration.tests.conftest import ORG_NUMBER, PHONE, call
@@ -146,34 +143,13 @@ def test_claude_failing_past_its_retries_gives_one_fallback_escalates_and_loses_
     assert turn.conversation.escalated_at is not None
 
 
-def _deliver_concurrently(params_list: list[dict]) -> list[int]:
-    url = "https://repairs.example.com" + WEBHOOK_PATH
-    barrier = threading.Barrier(len(params_list))
-    statuses = []
-
-    def deliver(params):
-        signature = twilio_signature(auth_token=AUTH_TOKEN, url=url, params=params)
-        barrier.wait()
-        try:
-            statuses.append(Client().post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=signature).status_code)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=deliver, args=(p,)) for p in params_list]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return statuses
-
-
 def test_five_simultaneous_deliveries_and_a_burst_of_ten_get_one_reply_each(home, celery_worker_factory):
     celery_worker_factory(INBOUND_COALESCE_SECONDS="2").start()
     try:
         # The same message five times at once.
         duplicate = inbound_params(phone=PHONE, to=ORG_NUMBER, body="hello")
         scripted_queue(phone=PHONE, calls=[call("respond", message="Hello! How can I help?")])
-        assert _deliver_concurrently([duplicate] * 5) == [200] * 5
+        assert deliver_concurrently([duplicate] * 5) == [200] * 5
         wait_for(lambda: len(replies_to(PHONE)) == 1, timeout=60, message="one reply to the duplicate")
         assert Message.objects.filter(provider_sid=duplicate["MessageSid"]).count() == 1
 
@@ -181,7 +157,7 @@ def test_five_simultaneous_deliveries_and_a_burst_of_ten_get_one_reply_each(home
         scripted_queue(phone=PHONE, calls=[call("respond", message="Got all of that, thanks.")])
         burst = [inbound_params(phone=PHONE, to=ORG_NUMBER, body=f"part {n}") for n in range(10)]
         for params in burst:
-            assert _deliver_concurrently([params]) == [200]
+            assert deliver_concurrently([params]) == [200]
         wait_for(lambda: len(replies_to(PHONE)) == 2, timeout=60, message="one reply to the burst")
         settle(lambda: len(replies_to(PHONE)) == 2)
         turn = Turn.objects.order_by("-id").first()
