@@ -15,6 +15,8 @@ from conversations.models import Conversation, Message
 from conversations.outbound import outbound_text_queue
 from conversations.tasks_queue import queue_task
 from orchestration.models import EmergencyAlert, SafetyMessage
+from orchestration.services import tenancies_current
+from properties.models import Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -112,12 +114,29 @@ def emergency_recently_alerted(*, conversation: Conversation, category: str) -> 
 
 
 def _landlord_text(alert: EmergencyAlert, conversation: Conversation) -> str:
-    where = conversation.property.address if conversation.property_id else "property not yet confirmed"
+    where = _where(conversation)
     text = alert.message.body if alert.message else ""
     return (
         f"EMERGENCY ({alert.get_category_display()}) reported by {conversation.phone} at {where}: "
         f'"{text[:300]}". The tenant was sent safety instructions.'
     )
+
+
+def _where(conversation: Conversation) -> str:
+    """Where the emergency is, for the landlord. A first message is alerted
+    before the turn engine has linked the tenant, so look the number up."""
+    if conversation.property_id:
+        return conversation.property.address
+    tenant = (
+        conversation.tenant
+        or Tenant.objects.filter(organization_id=conversation.organization_id, phone=conversation.phone).first()
+    )
+    homes = [tenancy.property.address for tenancy in tenancies_current(tenant=tenant)] if tenant else []
+    if len(homes) == 1:
+        return homes[0]
+    if homes:
+        return " or ".join(homes) + " (the number's current tenancies; not yet confirmed)"
+    return "an address not yet known (the number matches no current tenancy)"
 
 
 def emergency_notify_email(*, alert_id: int) -> None:

@@ -100,7 +100,16 @@ def test_webhook_answers_a_gas_emergency_at_once(home, post_inbound, django_capt
     assert Conversation.objects.get(phone=PHONE).emergency_category == "gas"
     assert {"emergency.validate", "emergency.notify_email", "inbound.process"} <= set(queued)
     landlord = alert.organization.messages.get(to_address="whatsapp:+447700900555")
-    assert "EMERGENCY" in landlord.body
+    # The first message is alerted before any turn has linked the tenant: the number's tenancy gives the address.
+    assert "EMERGENCY" in landlord.body and "Flat 1, 12 Harbour Street, Leeds" in landlord.body
+
+
+def test_an_unknown_number_is_alerted_as_such(home, post_inbound):
+    home.emergency_contact_phone = "+447700900555"
+    home.save()
+    post_inbound(phone="+447700900999", to=ORG_NUMBER, body="I can smell gas")
+    landlord = home.messages.get(to_address="whatsapp:+447700900555")
+    assert "the number matches no current tenancy" in landlord.body
 
 
 def test_organization_safety_text_overrides_the_default(home, post_inbound):
