@@ -276,21 +276,7 @@ def measure(built: dict, queries: list[tuple[str, list[float]]], params: SearchP
     for scope_name, (org_id, property_id) in built["scopes"].items():
         hnsw = SearchParams(**{**params.__dict__, "exact_scan_max_chunks": 0})
         for mode, mode_params in (("hybrid", params), ("vector", params), ("keyword", params), ("vector-hnsw", hnsw)):
-            latencies = []
-            for rep in range(2):
-                for text, vector in queries:
-                    timings: dict[str, float] = {}
-                    knowledge_search(
-                        organization_id=org_id,
-                        property_id=property_id,
-                        query=text,
-                        mode=mode.removesuffix("-hnsw"),
-                        params=mode_params,
-                        embedding=vector,
-                        timings=timings,
-                    )
-                    if rep:
-                        latencies.append(timings.get("sql_ms", 0.0))
+            latencies = latencies_ms(org_id, property_id, mode.removesuffix("-hnsw"), queries, mode_params)
             print(f"  {scope_name:<26}{mode:<12}{percentile(latencies, 50):>8.1f}{percentile(latencies, 95):>8.1f}")
         # Recall of the vector leg forced onto HNSW (iterative scan) vs an exact scan.
         recalls = []
