@@ -17,6 +17,9 @@ from config.celery import QUEUES
 from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
 from conversations.testing.twilio_stub import TwilioStubServer
 
+# Fixtures of a tenant talking to the product, shared by several apps' tests.
+pytest_plugins = ["orchestration.testing.fixtures"]
+
 ROOT = Path(__file__).resolve().parent
 AUTH_TOKEN = "test-auth-token"  # noqa: S105 - signs test webhooks only
 
@@ -161,7 +164,7 @@ def deliver_concurrently(params_list: list[dict]) -> list[int]:
 def anthropic_stub(settings, monkeypatch):
     """The real anthropic SDK pointed at a local stub server. Also exported in the
     environment, so a Celery worker started after this fixture uses it too."""
-    from orchestration.llm import _client
+    from llm.anthropic_backend import _client
     from orchestration.testing.anthropic_stub import AnthropicStubServer
 
     with AnthropicStubServer() as server:

@@ -39,10 +39,10 @@ def main() -> None:
         from unittest import mock
 
         from conversations.models import Conversation, Message
-        from orchestration.emergencies.matching import emergency_match
-        from orchestration.emergencies.normalise import normalise
-        from orchestration.emergencies.receiver import on_inbound_stored
-        from orchestration.models import EmergencyRule
+        from emergencies.matching import emergency_match
+        from emergencies.models import EmergencyRule
+        from emergencies.normalise import normalise
+        from emergencies.receiver import on_inbound_stored
         from properties.models import Organization
 
         rows = [json.loads(line) for line in (ROOT / "evals/emergencies/messages.jsonl").read_text().splitlines()]

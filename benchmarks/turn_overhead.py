@@ -83,7 +83,8 @@ def build(args, rng: random.Random):
     from django.db import connection
 
     from conversations.models import Conversation, Message
-    from properties.models import Issue, Organization, Property, Tenancy, Tenant
+    from issues.models import Issue
+    from properties.models import Organization, Property, Tenancy, Tenant
     from retrieval.documents import manifest_read
     from retrieval.embeddings import embed_documents, embedding_backend
     from retrieval.models import Chunk, Document
@@ -215,8 +216,8 @@ def main() -> None:
     rng = random.Random(7)
     with throwaway_database():
         from conversations.models import Media, Message
+        from llm.scripted import scripted_clear, scripted_queue
         from orchestration.engine import turn_run
-        from orchestration.scripted import scripted_clear, scripted_queue
         from retrieval.embeddings import embed_query
 
         started = time.monotonic()

@@ -59,7 +59,8 @@ def seed(*, organization, property_count: int, issues: int, conversations: int, 
     from django.utils import timezone
 
     from conversations.models import Conversation, Message
-    from properties.models import Issue, Property, Tenant
+    from issues.models import Issue
+    from properties.models import Property, Tenant
 
     now = timezone.now()
     properties = Property.objects.bulk_create(
@@ -140,7 +141,7 @@ def run(args) -> None:
 
     call_command("migrate", interactive=False, verbosity=0)
     pages = [
-        ("admin issues", "/admin/properties/issue/", {}),
+        ("admin issues", "/admin/issues/issue/", {}),
         ("admin conversations", "/admin/conversations/conversation/", {}),
         ("admin messages", "/admin/conversations/message/", {}),
         ("API issues", "/api/v1/issues/", "token"),

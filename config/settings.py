@@ -85,6 +85,8 @@ INSTALLED_APPS = [
     "properties",
     "conversations",
     "retrieval",
+    "issues",
+    "emergencies",
     "orchestration",
     "evals",
     "api",

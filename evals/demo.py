@@ -15,8 +15,8 @@ from pathlib import Path
 from django.conf import settings
 
 from conversations.simulator import TenantPhone
-from orchestration.scripted import scripted_clear, scripted_queue
-from properties.models import Issue
+from issues.models import Issue
+from llm.scripted import scripted_clear, scripted_queue
 
 ASSETS = Path(__file__).resolve().parent / "demo_assets"
 
@@ -151,7 +151,7 @@ def demo_play(*, server_url: str, org_number: str, out) -> list[Issue]:
         .prefetch_related("photos")
         .order_by("-created_at")[:10]
     )
-    out("=== Issues as the landlord sees them (admin: /admin/properties/issue/) ===")
+    out("=== Issues as the landlord sees them (admin: /admin/issues/issue/) ===")
     for issue in issues:
         out(
             f"  {issue.reference}  {issue.urgency.upper():9}  {issue.status:12}  {issue.property.code:8}  "

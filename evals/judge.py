@@ -11,7 +11,8 @@ from django.utils import timezone
 
 from conversations.models import Conversation
 from evals.models import EvalRun, JudgeVerdict
-from orchestration.llm import LLMError, llm_complete
+from llm.client import llm_complete
+from llm.types import LLMError
 
 QUESTIONS = {
     "asked_known_details": "Did the assistant ask for a detail the tenant had already given?",

@@ -26,13 +26,14 @@ from django.test import Client, override_settings
 from conversations.delivery import message_send
 from conversations.models import Conversation, Message
 from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
+from emergencies.models import EmergencyAlert
 from evals.scenarios import OUTCOMES, Scenario, Turn, minimal_input
-from orchestration.llm import LLMError
-from orchestration.models import EmergencyAlert
+from issues.models import Issue
+from llm.scripted import scripted_clear, scripted_queue
+from llm.types import LLMError
 from orchestration.models import Turn as TurnTrace
 from orchestration.pipeline import inbound_process
-from orchestration.scripted import scripted_clear, scripted_queue
-from properties.models import Issue, Organization, Property, Tenancy, Tenant, WhatsAppNumber
+from properties.models import Organization, Property, Tenancy, Tenant, WhatsAppNumber
 
 AUTH_TOKEN = "golden-scenarios"  # noqa: S105 - signs requests to the runner's own test client
 PUBLIC_URL = "https://golden.test"
@@ -296,7 +297,7 @@ def _alert_validate(alert: EmergencyAlert, errors: dict[int, str]) -> EmergencyA
     """The model check of a keyword alert, as the validation task runs it. A
     failed call is what the product does with it (the alert stays an
     emergency) and is recorded in the trace; it never ends the whole run."""
-    from orchestration.emergencies.validation import emergency_validate, emergency_validation_failed
+    from emergencies.validation import emergency_validate, emergency_validation_failed
 
     try:
         return emergency_validate(alert_id=alert.pk)

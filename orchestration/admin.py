@@ -4,23 +4,14 @@ from __future__ import annotations
 
 from django.contrib import admin
 from django.template.loader import render_to_string
-from django.urls import reverse
-from django.utils.html import format_html
-from django.utils.text import Truncator
 
-from conversations.admin import ReadOnlyMixin, turn_view
+from conversations.admin import ReadOnlyMixin, conversation_link
 from conversations.models import GatheringState
-from orchestration.models import EmergencyAlert, EmergencyRule, SafetyMessage, Turn
-from properties.admin_display import ADMIN_CSS, badge
+from orchestration.admin_conversation import turn_view
+from orchestration.models import Turn
+from properties.admin_display import ADMIN_CSS
 from properties.admin_paginator import CappedCountPaginator
-from properties.admin_scoping import ALL_PERMISSIONS, ScopedModelAdmin
-
-
-def conversation_link(conversation_id):
-    if conversation_id is None:
-        return "—"
-    url = reverse("admin:conversations_conversation_change", args=[conversation_id])
-    return format_html('<a href="{}">conversation {}</a>', url, conversation_id)
+from properties.admin_scoping import ScopedModelAdmin
 
 
 class TurnTroubleFilter(admin.SimpleListFilter):
@@ -105,66 +96,3 @@ class TurnAdmin(ReadOnlyMixin, ScopedModelAdmin):
     @admin.display(description="Trace")
     def trace(self, obj):
         return render_to_string("admin/orchestration/turn/_trace.html", {"t": turn_view(obj), "open": True})
-
-
-class SharedDefaultsMixin:
-    """Rules and messages with no organization are the built-in defaults."""
-
-    @admin.display(description="Applies to", ordering="organization")
-    def scope(self, obj):
-        return obj.organization or badge("default for everyone", "muted")
-
-
-@admin.register(EmergencyRule)
-class EmergencyRuleAdmin(SharedDefaultsMixin, ScopedModelAdmin):
-    list_display = ["phrase", "category", "country", "language", "is_pattern", "scope", "enabled"]
-    list_select_related = ["organization"]
-    list_filter = ["category", "country", "language", "enabled", "organization"]
-    search_fields = ["phrase"]
-    member_permissions = ALL_PERMISSIONS
-    fields = ["organization", "country", "language", "phrase", "is_pattern", "category", "enabled"]
-
-
-@admin.register(SafetyMessage)
-class SafetyMessageAdmin(SharedDefaultsMixin, ScopedModelAdmin):
-    list_display = ["country", "category", "language", "short_body", "scope"]
-    list_select_related = ["organization"]
-    list_filter = ["country", "category", "language", "organization"]
-    search_fields = ["body"]
-    member_permissions = ALL_PERMISSIONS
-
-    @admin.display(description="Message")
-    def short_body(self, obj):
-        return Truncator(obj.body).chars(100)
-
-
-@admin.register(EmergencyAlert)
-class EmergencyAlertAdmin(ReadOnlyMixin, ScopedModelAdmin):
-    list_display = [
-        "created_at",
-        "category",
-        "verdict",
-        "conversation_column",
-        "source",
-        "reasoning",
-        "landlord_notified_at",
-        "organization",
-    ]
-    list_select_related = ["organization"]
-    list_filter = ["status", "category", "source", "organization"]
-    date_hierarchy = "created_at"
-
-    class Media:
-        css = {"all": [ADMIN_CSS]}
-
-    @admin.display(description="Verdict", ordering="status")
-    def verdict(self, obj):
-        return badge(obj.get_status_display(), f"verdict-{obj.status}")
-
-    @admin.display(description="Conversation", ordering="conversation")
-    def conversation_column(self, obj):
-        return conversation_link(obj.conversation_id)
-
-    @admin.display(description="Reasoning")
-    def reasoning(self, obj):
-        return Truncator(obj.validation_reasoning).chars(100) or "—"

@@ -11,9 +11,10 @@ from django.conf import settings
 from django.utils import timezone
 
 from conversations.models import Conversation, GatheringState, Message
+from issues.models import Issue
+from issues.services import PHOTO_USABLE_STATES, report_photos
 from orchestration.gating import Snapshot
-from orchestration.services import PHOTO_USABLE_STATES, report_photos, tenancies_current
-from properties.models import Issue
+from properties.selectors import tenancies_current
 
 # ADR-017 "conditional RAG": an idle conversation with this many messages or
 # fewer skips retrieval (a design rule, not a tuning knob).

@@ -24,7 +24,9 @@ from django.utils import timezone
 
 from conversations.models import Conversation, GatheringState, IdentityStatus, Message
 from conversations.outbound import outbound_text_queue
-from orchestration import scripted, services
+from llm.client import llm_complete
+from llm.types import LLMError, LLMResponse, ToolCall
+from orchestration import services
 from orchestration.context import (
     TurnContext,
     gathering_is_stale,
@@ -35,7 +37,6 @@ from orchestration.context import (
 from orchestration.gating import create_issue_possible, rejection
 from orchestration.handlers import Applied, tool_apply
 from orchestration.knowledge import knowledge_lookup
-from orchestration.llm import LLMError, LLMResponse, ToolCall, llm_complete
 from orchestration.models import Turn
 from orchestration.prompt import PROMPT_VERSION, SYSTEM_PROMPT
 from orchestration.replies import reply_text
@@ -188,10 +189,16 @@ def _decide(context: TurnContext, decision: Decision) -> Decision:
     messages: list[dict] = [{"role": "user", "content": turn_context_render(context)}]
     model = model_for(context)
     searches = 0
-    token = scripted.current_phone.set(context.conversation.phone)
     try:
         for _ in range(settings.TURN_MAX_RETRIES + 1 + MAX_SEARCHES):
-            response = llm_complete(model=model, system=SYSTEM, messages=messages, tools=TOOLS, tool_choice=TOOL_CHOICE)
+            response = llm_complete(
+                model=model,
+                system=SYSTEM,
+                messages=messages,
+                tools=TOOLS,
+                tool_choice=TOOL_CHOICE,
+                script_key=context.conversation.phone,
+            )
             decision.add_usage(response)
             if not response.tool_calls:
                 reason, call = "Reply by calling exactly one tool.", None
@@ -227,8 +234,6 @@ def _decide(context: TurnContext, decision: Decision) -> Decision:
     except LLMError as exc:
         decision.note_error(f"{type(exc).__name__}: {exc}")
         logger.warning("model unavailable for conversation %s: %s", context.conversation.pk, exc)
-    finally:
-        scripted.current_phone.reset(token)
     return decision
 
 

@@ -12,11 +12,12 @@ from django.conf import settings
 from django.utils import timezone
 
 from conversations.models import Conversation, GatheringState
+from emergencies.alerts import emergency_alert_raise, safety_message_for
+from issues.models import Issue
+from issues.services import issue_create
 from orchestration import services
-from orchestration.emergencies.alerts import emergency_alert_raise, safety_message_for
 from orchestration.gating import gathering_after, identity_after
 from orchestration.replies import reply_text
-from properties.models import Issue
 
 
 @dataclass
@@ -95,7 +96,7 @@ def _confirm_property(conversation, tool_input):
 
 def _create_issue(conversation, tool_input):
     urgency = "emergency" if conversation.emergency_category else tool_input["urgency"]
-    issue, created = services.issue_create(
+    issue, created = issue_create(
         conversation=conversation,
         title=tool_input["title"],
         description=tool_input["description"],

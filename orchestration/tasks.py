@@ -6,10 +6,10 @@ from celery import shared_task
 from django.conf import settings
 
 from conversations.tasks_queue import queue_task
-from orchestration.emergencies.alerts import emergency_notify_email
-from orchestration.emergencies.sweeper import emergency_sweep
-from orchestration.emergencies.validation import emergency_validate, emergency_validation_failed
-from orchestration.llm import LLMMisconfigured, LLMUnavailable
+from emergencies.alerts import emergency_notify_email
+from emergencies.sweeper import emergency_sweep
+from emergencies.validation import emergency_validate, emergency_validation_failed
+from llm.types import LLMMisconfigured, LLMUnavailable
 from orchestration.pipeline import inbound_process
 
 

@@ -7,7 +7,7 @@ list, and the system prompt carries its own breakpoint.
 
 from __future__ import annotations
 
-from properties.models import IssueCategory
+from issues.models import IssueCategory
 
 CATEGORIES = [c.value for c in IssueCategory]
 

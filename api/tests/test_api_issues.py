@@ -4,7 +4,7 @@ import pytest
 from django.utils import timezone
 
 from conversations.models import Message
-from properties.models import Issue
+from issues.models import Issue
 from properties.tests.factories import IssueFactory
 
 pytestmark = pytest.mark.django_db

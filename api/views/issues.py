@@ -12,8 +12,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.scoping import OrganizationScopedApi
-from orchestration.issue_status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
-from properties.models import Issue, IssuePhoto, IssueUpdate
+from issues.models import Issue, IssuePhoto, IssueUpdate
+from issues.status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
 
 
 class IssueFilter(django_filters.FilterSet):

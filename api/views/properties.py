@@ -11,7 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.scoping import OrganizationScopedApi
-from properties.models import Issue, Property, Tenancy, Tenant
+from issues.models import Issue
+from properties.models import Property, Tenancy, Tenant
 from properties.services import (
     property_create,
     property_update,

@@ -8,7 +8,7 @@ from django.urls import reverse
 from django.utils.html import escape
 
 from conversations.models import Conversation, Message
-from orchestration.models import EmergencyAlert
+from emergencies.models import EmergencyAlert
 from properties.admin_paginator import COUNT_CAP, CappedCountPaginator
 from properties.tests.factories import UserFactory
 from properties.tests.persona import ConversationFactory, MessageFactory, TurnFactory, alice_and_bob
@@ -146,9 +146,9 @@ def test_turn_admin_is_read_only_and_readable(client, alice):
 
 
 def test_alert_admin_shows_verdicts_read_only(client, alice):
-    response = client.get(reverse("admin:orchestration_emergencyalert_changelist"))
+    response = client.get(reverse("admin:emergencies_emergencyalert_changelist"))
     assert "verdict-confirmed" in response.content.decode()
-    url = reverse("admin:orchestration_emergencyalert_change", args=[alice.alert.pk])
+    url = reverse("admin:emergencies_emergencyalert_change", args=[alice.alert.pk])
     assert client.post(url, {}).status_code == 403
 
 

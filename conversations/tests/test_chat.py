@@ -13,10 +13,10 @@ from django.core.management import CommandError, call_command
 
 from conftest import wait_for
 from conversations.models import Media, Message
-from orchestration.emergencies.defaults import defaults_seed
-from orchestration.models import EmergencyRule, SafetyMessage
-from orchestration.scripted import scripted_clear, scripted_queue
-from properties.models import Issue
+from emergencies.defaults import defaults_seed
+from emergencies.models import EmergencyRule, SafetyMessage
+from issues.models import Issue
+from llm.scripted import scripted_clear, scripted_queue
 from properties.tests.factories import (
     OrganizationFactory,
     PropertyFactory,

@@ -55,9 +55,9 @@ def test_a_burst_whose_clocks_disagree_with_arrival_order_is_not_stalled(queued,
     sequence. When a later arrival carries an earlier timestamp the sweeper
     (highest id) and the pipeline (its newest message does the work) must
     still agree on which message that is, or the conversation never moves."""
+    from llm.scripted import scripted_clear, scripted_queue
     from orchestration.models import Turn
     from orchestration.pipeline import inbound_process
-    from orchestration.scripted import scripted_clear, scripted_queue
 
     settings.INBOUND_SWEEP_GRACE_SECONDS = 60
     settings.INBOUND_COALESCE_SECONDS = 0

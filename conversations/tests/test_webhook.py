@@ -403,7 +403,7 @@ def test_a_repeated_delivery_repeats_the_immediate_reply(post_inbound, number, q
 def test_twilios_retry_of_an_emergency_gets_the_safety_message_again_and_one_alert(post_inbound, number, queued):
     """Twilio delivers again when our first answer did not reach it, so the
     retry must carry the safety message too; the alert is recorded once."""
-    from orchestration.models import EmergencyAlert, EmergencyRule
+    from emergencies.models import EmergencyAlert, EmergencyRule
 
     EmergencyRule.objects.create(
         organization=number.organization, country="", language="en", phrase="smell gas", category="gas"

@@ -70,8 +70,8 @@ def test_simultaneous_different_messages_for_one_conversation_get_one_reply_in_o
     row each, one turn over all five in arrival (id) order, one reply."""
     from conftest import deliver_concurrently
     from conversations.testing.signing import inbound_params
+    from llm.scripted import scripted_clear, scripted_queue
     from orchestration.models import Turn
-    from orchestration.scripted import scripted_clear, scripted_queue
     from properties.tests.factories import WhatsAppNumberFactory
 
     WhatsAppNumberFactory(number="+14155550011")

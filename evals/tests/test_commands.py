@@ -6,9 +6,9 @@ import yaml
 from django.core.management import CommandError, call_command
 
 from conversations.tests.factories import ConversationFactory, MessageFactory
+from emergencies.models import EmergencyAlert
 from evals.models import EvalRun, JudgeVerdict
 from evals.scenarios import scenarios_load
-from orchestration.models import EmergencyAlert
 from orchestration.testing.anthropic_stub import error_reply, tool_use_response
 
 

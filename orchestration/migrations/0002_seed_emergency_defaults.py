@@ -2,7 +2,7 @@ from django.db import migrations
 
 
 def seed(apps, schema_editor):
-    from orchestration.emergencies.defaults import defaults_seed
+    from emergencies.defaults import defaults_seed
 
     defaults_seed(apps.get_model("orchestration", "EmergencyRule"), apps.get_model("orchestration", "SafetyMessage"))
 

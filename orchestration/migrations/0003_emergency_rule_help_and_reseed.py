@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 def seed(apps, schema_editor):
     """Add the built-in rules this release brings (seeding only adds what is missing)."""
-    from orchestration.emergencies.defaults import defaults_seed
+    from emergencies.defaults import defaults_seed
 
     defaults_seed(apps.get_model("orchestration", "EmergencyRule"), apps.get_model("orchestration", "SafetyMessage"))
 

@@ -10,9 +10,9 @@ from django.core import mail
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
+from issues.models import Issue, IssueUpdate
 from orchestration.models import Turn
-from orchestration.tests.conftest import PHONE, call, conversation_for, issue_call
-from properties.models import Issue, IssueUpdate
+from orchestration.testing.fixtures import PHONE, call, conversation_for, issue_call
 from properties.tests.factories import IssueFactory, PropertyFactory, TenancyFactory, TenantFactory
 
 pytestmark = pytest.mark.django_db
@@ -220,7 +220,7 @@ def test_a_turn_stays_within_its_query_budget(home, tenant_says, django_assert_m
 
 
 def test_an_emergency_the_keywords_missed_still_gets_safety_advice_and_an_alert(home, tenant_says):
-    from orchestration.models import EmergencyAlert
+    from emergencies.models import EmergencyAlert
 
     [reply] = tenant_says(
         "the radiator valve snapped off and it is spraying across the room",
@@ -252,7 +252,7 @@ def test_escalating_pauses_the_assistant_until_a_person_hands_back(home, tenant_
     stored = Message.objects.get(direction="inbound", body="hello?? anyone there")
     assert stored.processed_at is not None and turn.message_ids == [stored.pk]
     # A person hands it back: the escalation is closed and the assistant answers again.
-    from orchestration.scripted import scripted_clear
+    from llm.scripted import scripted_clear
 
     scripted_clear(phone=PHONE)
     assert conversation_handback(conversation=conversation, user=None) is True

@@ -10,7 +10,7 @@ from django.db import connection
 from conversations.models import Message
 from orchestration.models import Turn
 from orchestration.testing.anthropic_stub import StubReply, error_reply, tool_use_response
-from orchestration.tests.conftest import conversation_for
+from orchestration.testing.fixtures import conversation_for
 
 pytestmark = pytest.mark.django_db
 
@@ -61,7 +61,7 @@ def test_claude_failing_past_its_retries_gives_the_fallback(home, tenant_says, a
 
 
 def test_a_timeout_gives_the_fallback(home, tenant_says, anthropic_stub, settings):
-    from orchestration.llm import _client
+    from llm.anthropic_backend import _client
 
     settings.LLM_TIMEOUT_SECONDS = 0.3
     settings.LLM_MAX_RETRIES = 0
@@ -229,8 +229,8 @@ def test_a_stale_report_is_closed_the_tenant_told_and_identity_kept(home, tenant
 def test_a_database_error_in_a_handler_ends_in_the_fallback_without_more_model_calls(
     home, tenant_says, anthropic_stub, monkeypatch
 ):
-    from orchestration import services
-    from properties.models import Issue
+    from issues import services
+    from issues.models import Issue
     from properties.tests.factories import IssueFactory
 
     IssueFactory(organization=home, reference="R-TAKEN", title="Something else entirely")

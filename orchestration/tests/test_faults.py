@@ -12,9 +12,9 @@ from conftest import deliver_concurrently, wait_for
 from conversations.models import Message
 from conversations.sweeper import channel_sweep
 from conversations.testing.signing import inbound_params
+from llm.scripted import scripted_clear, scripted_queue
 from orchestration.models import Turn
-from orchestration.scripted import scripted_clear, scripted_queue
-from orchestration.tests.conftest import ORG_NUMBER, PHONE, call
+from orchestration.testing.fixtures import ORG_NUMBER, PHONE, call
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

@@ -4,7 +4,7 @@ import pytest
 
 from conversations.models import GatheringState, IdentityStatus
 from orchestration.gating import IDENTITY_TRANSITIONS, TRANSITIONS, Snapshot, create_issue_possible, rejection
-from orchestration.tests.conftest import issue_call
+from orchestration.testing.fixtures import issue_call
 from orchestration.tool_definitions import TOOL_NAMES, tool_input_errors
 
 ISSUE = issue_call()["input"]

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from issues.models import Issue
 from orchestration.replies import REPLIES, language_guess
-from orchestration.tests.conftest import call, conversation_for, issue_call
-from properties.models import Issue
+from orchestration.testing.fixtures import call, conversation_for, issue_call
 
 pytestmark = pytest.mark.django_db
 

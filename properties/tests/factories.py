@@ -2,7 +2,8 @@ import datetime
 
 import factory
 
-from properties.models import Issue, Membership, Organization, Property, Tenancy, Tenant, WhatsAppNumber
+from issues.models import Issue
+from properties.models import Membership, Organization, Property, Tenancy, Tenant, WhatsAppNumber
 
 
 class OrganizationFactory(factory.django.DjangoModelFactory):

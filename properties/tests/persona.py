@@ -18,8 +18,10 @@ from django.core.files.base import ContentFile
 from django.utils import timezone
 
 from conversations.models import Conversation, Media, Message
-from orchestration.models import EmergencyAlert, EmergencyRule, SafetyMessage, Turn
-from properties.models import Issue, IssuePhoto, IssueUpdate, Membership, Organization
+from emergencies.models import EmergencyAlert, EmergencyRule, SafetyMessage
+from issues.models import Issue, IssuePhoto, IssueUpdate
+from orchestration.models import Turn
+from properties.models import Membership, Organization
 from properties.tests.factories import (
     IssueFactory,
     MembershipFactory,

@@ -6,8 +6,8 @@ from django.contrib.auth.models import Group, User
 from django.urls import reverse
 from rest_framework.authtoken.models import TokenProxy
 
+from emergencies.models import EmergencyRule
 from evals.models import EvalRun, JudgeVerdict
-from orchestration.models import EmergencyRule
 from properties.admin_scoping import OrganizationScopedAdminMixin, OrganizationScopedInlineMixin
 from properties.models import Membership, Property, Tenancy
 from properties.scoping import SCOPES, organization_id_of, scope_for
@@ -78,7 +78,7 @@ def worlds():
 def test_foreign_key_choices_only_offer_own_rows_and_refuse_forged_ids(client, worlds):
     alice, bob = worlds
     client.force_login(alice.user)
-    response = client.get(reverse("admin:properties_issue_change", args=[alice.routine.pk]))
+    response = client.get(reverse("admin:issues_issue_change", args=[alice.routine.pk]))
     form = response.context["adminform"].form
     assert set(form.fields["property"].queryset) == {alice.property}
     assert set(form.fields["tenant"].queryset) == {alice.tenant}
@@ -97,10 +97,15 @@ def test_foreign_key_choices_only_offer_own_rows_and_refuse_forged_ids(client, w
 def test_autocomplete_returns_only_own_rows(client, worlds):
     _alice, bob = worlds
     client.force_login(bob.user)
-    for field, model in [("property", "issue"), ("tenant", "issue"), ("tenant", "tenancy"), ("property", "tenancy")]:
+    for app_label, model, field in [
+        ("issues", "issue", "property"),
+        ("issues", "issue", "tenant"),
+        ("properties", "tenancy", "tenant"),
+        ("properties", "tenancy", "property"),
+    ]:
         response = client.get(
             reverse("admin:autocomplete"),
-            {"app_label": "properties", "model_name": model, "field_name": field, "term": ""},
+            {"app_label": app_label, "model_name": model, "field_name": field, "term": ""},
         )
         assert response.status_code == 200
         ids = {int(r["id"]) for r in response.json()["results"]}
@@ -166,7 +171,7 @@ def test_multi_organization_member_sees_both_and_cannot_mix_them(client, worlds)
 def test_related_list_filter_lists_only_own_properties(client, worlds):
     alice, bob = worlds
     client.force_login(alice.user)
-    response = client.get(reverse("admin:properties_issue_changelist"))
+    response = client.get(reverse("admin:issues_issue_changelist"))
     html = response.content.decode()
     assert alice.property.code in html
     assert bob.property.code not in html
@@ -180,7 +185,7 @@ def test_staff_user_without_membership_sees_nothing(client, worlds):
     response = client.get(reverse("admin:index"))
     assert response.status_code == 200
     assert response.context["app_list"] == []
-    assert client.get(reverse("admin:properties_issue_changelist")).status_code == 403
+    assert client.get(reverse("admin:issues_issue_changelist")).status_code == 403
 
 
 def test_staff_role_may_not_delete_but_owner_may(client, worlds):
@@ -197,16 +202,16 @@ def test_shared_default_rules_are_readable_but_not_changeable_by_landlords(clien
     alice, bob = worlds
     default = EmergencyRule.objects.create(country="GB", language="en", phrase="shared test phrase", category="gas")
     client.force_login(alice.user)
-    response = client.get(reverse("admin:orchestration_emergencyrule_changelist") + "?all=")
+    response = client.get(reverse("admin:emergencies_emergencyrule_changelist") + "?all=")
     phrases = {r.phrase for r in response.context["cl"].queryset}
     assert {"shared test phrase", alice.rule.phrase} <= phrases
     assert bob.rule.phrase not in phrases
 
-    page = client.get(reverse("admin:orchestration_emergencyrule_change", args=[default.pk]))
+    page = client.get(reverse("admin:emergencies_emergencyrule_change", args=[default.pk]))
     assert page.status_code == 200
     assert page.context["has_change_permission"] is False
     response = client.post(
-        reverse("admin:orchestration_emergencyrule_change", args=[default.pk]),
+        reverse("admin:emergencies_emergencyrule_change", args=[default.pk]),
         {"country": "GB", "language": "en", "phrase": "hijacked", "category": "gas", "enabled": "on"},
     )
     assert response.status_code == 403
@@ -218,7 +223,7 @@ def test_landlord_rule_goes_into_their_organization(client, worlds):
     alice, _ = worlds
     client.force_login(alice.user)
     response = client.post(
-        reverse("admin:orchestration_emergencyrule_add"),
+        reverse("admin:emergencies_emergencyrule_add"),
         {"country": "GB", "language": "pl", "phrase": "czuję gaz", "category": "gas", "enabled": "on"},
     )
     assert response.status_code == 302
@@ -242,7 +247,7 @@ def test_superuser_sees_every_organization(client, worlds):
     alice, bob = worlds
     root = UserFactory(is_superuser=True)
     client.force_login(root)
-    response = client.get(reverse("admin:properties_issue_changelist"))
+    response = client.get(reverse("admin:issues_issue_changelist"))
     references = {i.reference for i in response.context["cl"].result_list}
     assert {alice.emergency.reference, bob.emergency.reference} <= references
     assert "organization" in response.context["cl"].list_display

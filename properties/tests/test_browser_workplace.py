@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connections
 
 from conversations.models import Conversation, Message
-from properties.models import Issue
+from issues.models import Issue
 from properties.tests.persona import PASSWORD, alice_and_bob
 
 CHROMIUM = "/usr/bin/chromium"
@@ -70,7 +70,7 @@ def test_landlord_resolves_an_issue_and_takes_over_a_conversation(live_server, b
     page = browser_page
 
     # Log in.
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/properties/issue/")
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/issues/issue/")
     page.fill("#id_username", alice.user.username)
     page.fill("#id_password", PASSWORD)
     page.click("input[type=submit]")

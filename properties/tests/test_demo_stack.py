@@ -8,10 +8,10 @@ import io
 
 import pytest
 
-from orchestration.emergencies.defaults import defaults_seed
-from orchestration.models import EmergencyAlert, EmergencyRule, SafetyMessage
+from emergencies.defaults import defaults_seed
+from emergencies.models import EmergencyAlert, EmergencyRule, SafetyMessage
+from issues.models import Issue
 from properties.demo import DEMO_WHATSAPP_NUMBER, demo_prepare
-from properties.models import Issue
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 

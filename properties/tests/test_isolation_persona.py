@@ -12,8 +12,9 @@ from django.utils import timezone
 
 from api.tests.conftest import token_client
 from conversations.models import Conversation, Message
+from issues.models import Issue, IssueUpdate
 from properties.admin_scoping import OrganizationScopedAdminMixin
-from properties.models import Issue, IssueUpdate, Tenant
+from properties.models import Tenant
 from properties.tests.factories import IssueFactory, PropertyFactory
 from properties.tests.persona import alice_and_bob
 from retrieval.models import Document
@@ -104,8 +105,8 @@ def test_the_same_objects_are_reachable_by_alice(client, worlds):
 def test_custom_admin_views_are_404_for_bob(bob_admin, worlds):
     alice, _ = worlds
     conversation = alice.conversation
-    assert bob_admin.get(reverse("admin:properties_issue_status", args=[alice.routine.pk])).status_code == 404
-    response = bob_admin.post(reverse("admin:properties_issue_status", args=[alice.routine.pk]), {"status": "resolved"})
+    assert bob_admin.get(reverse("admin:issues_issue_status", args=[alice.routine.pk])).status_code == 404
+    response = bob_admin.post(reverse("admin:issues_issue_status", args=[alice.routine.pk]), {"status": "resolved"})
     assert response.status_code == 404
     for name in ("takeover", "handback", "send"):
         url = reverse(f"admin:conversations_conversation_{name}", args=[conversation.pk])
@@ -135,7 +136,7 @@ def test_every_change_list_search_and_filter_hides_alice(bob_admin, worlds):
     # Filtering by Alice's property id finds none of her issues.
     # Two properties with issues, so the property filter is active.
     IssueFactory(organization=bob.organization, property=PropertyFactory(organization=bob.organization))
-    response = bob_admin.get(reverse("admin:properties_issue_changelist"), {"property__id__exact": alice.property.pk})
+    response = bob_admin.get(reverse("admin:issues_issue_changelist"), {"property__id__exact": alice.property.pk})
     assert list(response.context["cl"].result_list) == []
     assert not mentions_alice(response.content.decode())
 
@@ -162,7 +163,7 @@ def test_actions_with_alices_ids_do_nothing(bob_admin, worlds):
     alice, _ = worlds
     tomorrow = (timezone.now().date() + datetime.timedelta(days=1)).isoformat()
     issue_ids = [alice.emergency.pk, alice.routine.pk]
-    url = reverse("admin:properties_issue_changelist")
+    url = reverse("admin:issues_issue_changelist")
     for action, extra in [
         ("acknowledge", {}),
         ("resolve", {}),

@@ -1,0 +1,156 @@
+"""Raising an emergency alert and telling the landlord."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from conversations.models import Conversation, Message
+from conversations.outbound import outbound_text_queue
+from conversations.tasks_queue import queue_task
+from emergencies.models import EmergencyAlert, SafetyMessage
+from properties.models import Tenant
+from properties.selectors import tenancies_current
+
+logger = logging.getLogger(__name__)
+
+
+FALLBACK_SAFETY_TEXT = (
+    "This sounds like an emergency. If anyone is in danger, call the emergency services now. "
+    "We have alerted your landlord."
+)
+
+
+def safety_message_for(*, organization, category: str, country: str | None = None, language: str = "en") -> str:
+    """The safety text for the country (the organization's own unless given)
+    and category, in ``language`` when there is one, else in English; the
+    organization's own text before the built-in default. When the tenant gets
+    the default in their language but the organization wrote its own English
+    text (its on-call number, where the meter is), that text follows it.
+    With no organization, the default."""
+    scope = Q(organization__isnull=True)
+    if organization is not None:
+        scope |= Q(organization=organization)
+    texts = {
+        (own is not None, text_language): body
+        for own, text_language, body in SafetyMessage.objects.filter(
+            scope, country=country or organization.country, category=category, language__in={language, "en"}
+        ).values_list("organization_id", "language", "body")
+    }
+    own_english = texts.get((True, "en"))
+    if language != "en" and (own := texts.get((True, language))):
+        return own
+    if language != "en" and (default := texts.get((False, language))):
+        return f"{default}\n\n{own_english}" if own_english else default
+    return own_english or texts.get((False, "en")) or FALLBACK_SAFETY_TEXT
+
+
+def emergency_alert_raise(
+    *,
+    conversation: Conversation,
+    message: Message | None,
+    category: str,
+    matched_rules: list[dict],
+    source: str,
+    safety_reply: str = "",
+) -> EmergencyAlert:
+    """Record the alert, mark the conversation as an emergency for the turn
+    engine, alert the landlord and queue the model's check, all after commit.
+    A message raises one alert: a second call for it (a repeated delivery
+    racing the first) returns the first alert and does nothing else."""
+    try:
+        return _alert_create(
+            conversation=conversation,
+            message=message,
+            category=category,
+            matched_rules=matched_rules,
+            source=source,
+            safety_reply=safety_reply,
+        )
+    except IntegrityError:
+        if message is None:
+            raise
+        return EmergencyAlert.objects.get(message=message)
+
+
+def _alert_create(*, conversation, message, category, matched_rules, source, safety_reply) -> EmergencyAlert:
+    with transaction.atomic():
+        alert = EmergencyAlert.objects.create(
+            organization_id=conversation.organization_id,
+            conversation=conversation,
+            message=message,
+            source=source,
+            category=category,
+            matched_rules=matched_rules,
+            safety_reply=safety_reply,
+        )
+        Conversation.objects.filter(pk=conversation.pk).update(emergency_category=category)
+        conversation.emergency_category = category
+        organization = conversation.organization
+        if organization.emergency_contact_phone:
+            outbound_text_queue(
+                organization=organization,
+                to=organization.emergency_contact_phone,
+                body=_landlord_text(alert, conversation),
+                author=Message.Author.SYSTEM,
+                purpose="emergency_alert",
+            )
+        transaction.on_commit(lambda: queue_task("emergency.notify_email", [alert.pk]))
+        if source == EmergencyAlert.Source.KEYWORD:
+            transaction.on_commit(lambda: queue_task("emergency.validate", [alert.pk]))
+    logger.warning("emergency alert %s (%s) raised for conversation %s", alert.pk, category, conversation.pk)
+    return alert
+
+
+def emergency_recently_alerted(*, conversation: Conversation, category: str) -> bool:
+    since = timezone.now() - timedelta(minutes=settings.EMERGENCY_REALERT_MINUTES)
+    return EmergencyAlert.objects.filter(conversation=conversation, category=category, created_at__gte=since).exists()
+
+
+def _landlord_text(alert: EmergencyAlert, conversation: Conversation) -> str:
+    where = _where(conversation)
+    text = alert.message.body if alert.message else ""
+    return (
+        f"EMERGENCY ({alert.get_category_display()}) reported by {conversation.phone} at {where}: "
+        f'"{text[:300]}". The tenant was sent safety instructions.'
+    )
+
+
+def _where(conversation: Conversation) -> str:
+    """Where the emergency is, for the landlord. A first message is alerted
+    before the turn engine has linked the tenant, so look the number up."""
+    if conversation.property_id:
+        return conversation.property.address
+    tenant = (
+        conversation.tenant
+        or Tenant.objects.filter(organization_id=conversation.organization_id, phone=conversation.phone).first()
+    )
+    homes = [tenancy.property.address for tenancy in tenancies_current(tenant=tenant)] if tenant else []
+    if len(homes) == 1:
+        return homes[0]
+    if homes:
+        return " or ".join(homes) + " (the number's current tenancies; not yet confirmed)"
+    return "an address not yet known (the number matches no current tenancy)"
+
+
+def emergency_notify_email(*, alert_id: int) -> None:
+    """Email the organization's emergency contact (or its notification address) once."""
+    alert = EmergencyAlert.objects.select_related("organization", "conversation", "message").get(pk=alert_id)
+    if alert.landlord_notified_at:
+        return
+    organization = alert.organization
+    to = organization.emergency_contact_email or organization.notification_email
+    if to:
+        send_mail(
+            f"EMERGENCY: {alert.get_category_display()} at {alert.conversation.phone}",
+            _landlord_text(alert, alert.conversation) + f"\nValidation: {alert.get_status_display()}",
+            settings.DEFAULT_FROM_EMAIL,
+            [to],
+        )
+    EmergencyAlert.objects.filter(pk=alert.pk).update(landlord_notified_at=timezone.now())

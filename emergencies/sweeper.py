@@ -1,0 +1,28 @@
+"""Re-queue emergency work that Redis lost: validations still pending and
+landlord emails not yet sent."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from conversations.tasks_queue import queue_task
+from emergencies.models import EmergencyAlert
+
+
+def emergency_sweep() -> dict[str, int]:
+    cutoff = timezone.now() - timedelta(seconds=settings.EMERGENCY_SWEEP_GRACE_SECONDS)
+    old = EmergencyAlert.objects.filter(created_at__lt=cutoff)
+    pending = list(
+        old.filter(status=EmergencyAlert.Status.PENDING, source=EmergencyAlert.Source.KEYWORD).values_list(
+            "id", flat=True
+        )[:200]
+    )
+    unnotified = list(old.filter(landlord_notified_at__isnull=True).values_list("id", flat=True)[:200])
+    for alert_id in pending:
+        queue_task("emergency.validate", [alert_id])
+    for alert_id in unnotified:
+        queue_task("emergency.notify_email", [alert_id])
+    return {"validate": len(pending), "notify": len(unnotified)}

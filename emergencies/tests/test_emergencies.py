@@ -1,0 +1,302 @@
+"""Emergency keywords in the webhook request, landlord alerts, and the
+model's asynchronous check."""
+
+from __future__ import annotations
+
+import pytest
+from django.core import mail
+
+from conversations.models import Conversation, Message
+from emergencies.matching import emergency_match
+from emergencies.models import EmergencyAlert, EmergencyRule, SafetyMessage
+from emergencies.normalise import normalise
+from emergencies.validation import emergency_validate
+from orchestration.testing.anthropic_stub import error_reply, tool_use_response
+from orchestration.testing.fixtures import ORG_NUMBER, PHONE
+
+pytestmark = pytest.mark.django_db
+
+
+def hits(text: str, country: str = "GB", organization_id=None):
+    return emergency_match(text, organization_id=organization_id, country=country)
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("gas leak in the kitchen", "gas"),
+        ("i can smell gas", "gas"),
+        ("I can SMELL GAAAS!!!", "gas"),
+        ("there's a gas smell near the cooker", "gas"),
+        ("our CO alarm is beeping", "carbon_monoxide"),
+        ("water coming through the ceiling", "flooding"),
+        ("burst pipe under the sink", "flooding"),
+        ("the socket is sparking", "electrical"),
+        ("Czuję gaz w kuchni", "gas"),
+        ("hay una fuga de gas", "gas"),
+        ("miroase a gaz in bucatarie", "gas"),
+        ("cheiro a gás na cozinha", "gas"),
+        ("sale humo del enchufe", "fire_smoke"),
+        ("no heating and my newborn baby is freezing", "no_heat_vulnerable"),
+        ("someone broke in, the door won't lock", "security"),
+        ("smell gas and there is smoke", "gas"),  # the most dangerous category leads
+    ],
+)
+def test_emergencies_hit_on_normalised_whole_words(text, category):
+    assert hits(text).category == category
+
+
+@pytest.mark.parametrize(
+    "text", ["my gasket is leaking", "the boiler fired up fine", "gasoline smell from the car park"]
+)
+def test_substrings_never_fire(text):
+    assert not hits(text)
+
+
+def test_normalise_folds_case_accents_repeats_and_punctuation():
+    assert normalise("GÁÁÁS  leak!!") == "gas leak"
+    assert normalise("Czuję gaz") == "czuje gaz"
+
+
+def test_an_organization_rule_applies_to_it_only(home):
+    EmergencyRule.objects.create(organization=home, phrase="lift stuck", category="security")
+    assert hits("the lift stuck again", organization_id=home.pk).category == "security"
+    assert not hits("the lift stuck again")
+
+
+def test_editing_a_rule_takes_effect_without_a_restart(home):
+    assert hits("dripping tap", organization_id=home.pk).hits == []
+    rule = EmergencyRule.objects.create(organization=home, phrase="dripping tap", category="flooding")
+    assert hits("dripping tap", organization_id=home.pk)
+    rule.enabled = False
+    rule.save()
+    assert not hits("dripping tap", organization_id=home.pk)
+
+
+def test_a_bad_pattern_does_not_block_other_rules(home):
+    EmergencyRule.objects.create(organization=home, phrase="(unclosed", is_pattern=True, category="gas")
+    assert hits("gas leak", organization_id=home.pk).category == "gas"
+
+
+def test_webhook_answers_a_gas_emergency_at_once(home, post_inbound, django_capture_on_commit_callbacks, settings):
+    home.emergency_contact_phone = "+447700900555"
+    home.emergency_contact_email = "oncall@example.com"
+    home.save()
+    queued = []
+    from config.celery import app
+
+    original = app.send_task
+    app.send_task = lambda name, args=None, **kw: queued.append(name)
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas in the hallway")
+    finally:
+        app.send_task = original
+    body = response.content.decode()
+    assert "0800 111 999" in body and "National Gas Emergency Service" in body
+    alert = EmergencyAlert.objects.get()
+    assert (alert.category, alert.status, alert.source) == ("gas", "pending", "keyword")
+    assert alert.matched_rules and alert.safety_reply in body.replace("&amp;", "&")
+    assert Conversation.objects.get(phone=PHONE).emergency_category == "gas"
+    assert {"emergency.validate", "emergency.notify_email", "inbound.process"} <= set(queued)
+    landlord = alert.organization.messages.get(to_address="whatsapp:+447700900555")
+    # The first message is alerted before any turn has linked the tenant: the number's tenancy gives the address.
+    assert "EMERGENCY" in landlord.body and "Flat 1, 12 Harbour Street, Leeds" in landlord.body
+
+
+def test_an_unknown_number_is_alerted_as_such(home, post_inbound):
+    home.emergency_contact_phone = "+447700900555"
+    home.save()
+    post_inbound(phone="+447700900999", to=ORG_NUMBER, body="I can smell gas")
+    landlord = home.messages.get(to_address="whatsapp:+447700900555")
+    assert "the number matches no current tenancy" in landlord.body
+
+
+def test_organization_safety_text_overrides_the_default(home, post_inbound):
+    SafetyMessage.objects.create(organization=home, country="GB", category="gas", body="Custom: call Cadent now.")
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!")
+    assert "Custom: call Cadent now." in response.content.decode()
+
+
+def test_us_fire_gets_911(home, post_inbound):
+    home.country = "US"
+    home.save()
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="there is a fire in the kitchen")
+    assert "911" in response.content.decode()
+
+
+def test_safety_reply_needs_neither_redis_nor_a_worker(
+    home, post_inbound, monkeypatch, django_capture_on_commit_callbacks
+):
+    from kombu.exceptions import OperationalError
+
+    from config.celery import app
+
+    def down(*args, **kwargs):
+        raise OperationalError("Connection refused")
+
+    monkeypatch.setattr(app, "send_task", down)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="smoke coming from the socket")
+    assert response.status_code == 200 and "999" in response.content.decode()
+    assert EmergencyAlert.objects.get().status == "pending"  # the sweeper queues the check later
+
+
+def test_a_repeated_alarm_repeats_the_advice_but_alerts_once(home, post_inbound):
+    for _ in range(2):
+        response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
+        assert "0800 111 999" in response.content.decode()
+    assert EmergencyAlert.objects.count() == 1
+
+
+def test_twilio_retrying_a_message_gets_the_first_reply_and_raises_no_second_alert(home, post_inbound):
+    first = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
+    EmergencyRule.objects.filter(category="gas").update(enabled=False)  # rules change between the two
+    again = post_inbound(first.params)  # the same MessageSid
+    assert again.content == first.content and "0800 111 999" in again.content.decode()
+    assert EmergencyAlert.objects.count() == 1
+
+
+def test_two_deliveries_racing_for_one_message_raise_one_alert(home, post_inbound):
+    """The second delivery's receiver can run before the first's has raised
+    the alert (both pass the 'recently alerted' check): the database keeps one."""
+    from emergencies.alerts import emergency_alert_raise
+
+    home.emergency_contact_phone = "+447700900555"
+    home.save()
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="my boiler is making a noise")
+    message = Message.objects.get(direction="inbound")
+    raise_for_message = {
+        "conversation": message.conversation,
+        "message": message,
+        "category": "gas",
+        "matched_rules": [],
+        "source": "keyword",
+    }
+    first = emergency_alert_raise(**raise_for_message)
+    second = emergency_alert_raise(**raise_for_message)
+    assert first.pk == second.pk and EmergencyAlert.objects.count() == 1
+    assert home.messages.filter(to_address="whatsapp:+447700900555").count() == 1  # the landlord is told once
+
+
+def alert_for(home, post_inbound, text="I can smell gas"):
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
+    return EmergencyAlert.objects.get()
+
+
+def test_validation_confirms_with_reasoning(home, post_inbound, anthropic_stub):
+    alert = alert_for(home, post_inbound)
+    anthropic_stub.queue(
+        tool_use_response(
+            "emergency_verdict", {"reasoning": "Present gas smell at home.", "is_emergency": True, "category": "gas"}
+        )
+    )
+    alert = emergency_validate(alert_id=alert.pk)
+    assert alert.status == "confirmed" and "gas smell" in alert.validation_reasoning
+    request = anthropic_stub.requests[0]["json"]
+    assert request["tool_choice"] == {"type": "tool", "name": "emergency_verdict"}
+
+
+def dismissal(reason: str = "A test, all fine.", category: str = "fire_smoke") -> dict:
+    return tool_use_response("emergency_verdict", {"reasoning": reason, "is_emergency": False, "category": category})
+
+
+def test_validation_dismisses_a_false_alarm_and_tells_the_landlord(home, post_inbound, anthropic_stub):
+    home.emergency_contact_phone = "+447700900555"
+    home.save()
+    alert = alert_for(home, post_inbound, "the fire alarm test was loud today, all fine")
+    assert Conversation.objects.get(phone=PHONE).emergency_category == "fire_smoke"
+    anthropic_stub.queue(dismissal())
+    alert = emergency_validate(alert_id=alert.pk)
+    assert alert.status == "dismissed" and not alert.is_emergency
+    assert any("Stood down" in m.subject and "A test, all fine." in m.body for m in mail.outbox)
+    # The conversation carries on as a normal report: no forced urgency, photo asked for.
+    assert Conversation.objects.get(phone=PHONE).emergency_category == ""
+    # The on-call contact hears the stand-down the way they heard the alert.
+    to_contact = list(
+        home.messages.filter(to_address="whatsapp:+447700900555").order_by("id").values_list("body", flat=True)
+    )
+    assert len(to_contact) == 2 and "EMERGENCY" in to_contact[0]
+    assert "False alarm" in to_contact[1] and "A test, all fine." in to_contact[1]
+
+
+def test_dismissing_one_alert_keeps_another_live_one(home, post_inbound, anthropic_stub):
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="water coming through the ceiling")
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="the fire alarm test was loud today, all fine")
+    flood, fire = EmergencyAlert.objects.order_by("id")
+    assert flood.category == "flooding"
+    assert Conversation.objects.get(phone=PHONE).emergency_category == "fire_smoke"
+    anthropic_stub.queue(dismissal())
+    emergency_validate(alert_id=fire.pk)
+    # The flood is still awaiting its own verdict: the conversation stays an emergency, as a flood.
+    assert Conversation.objects.get(phone=PHONE).emergency_category == "flooding"
+
+
+def test_after_a_dismissal_the_report_is_handled_normally(home, tenant_says, anthropic_stub):
+    from issues.models import Issue
+    from orchestration.testing.fixtures import issue_call
+
+    def model(name, **tool_input):
+        return tool_use_response(name, tool_input)
+
+    anthropic_stub.queue(model("respond", message="Glad it's all fine."))
+    tenant_says("the fire alarm test was loud today, all fine")
+    anthropic_stub.queue(dismissal())
+    emergency_validate(alert_id=EmergencyAlert.objects.get().pk)
+
+    anthropic_stub.queue(model("ask_for_details", question="Which tap, and since when?"))
+    tenant_says("also the kitchen tap drips")
+    # Still an emergency, the photo request would be refused (and the stub has no second answer).
+    anthropic_stub.queue(model("ask_for_photo", message="Could you send a photo of the tap?"))
+    assert tenant_says("the cold one, since Monday") == ["Could you send a photo of the tap?"]
+    issue = issue_call(urgency="routine", photo="declined")
+    anthropic_stub.queue(model(issue["tool"], **issue["input"]))
+    tenant_says("sorry, I can't take one")
+    assert Issue.objects.get().urgency == "routine"
+
+
+def test_no_verdict_keeps_the_alert_an_emergency(home, post_inbound, anthropic_stub):
+    from emergencies.validation import emergency_validation_failed
+    from llm.types import LLMUnavailable
+
+    alert = alert_for(home, post_inbound)
+    anthropic_stub.default = error_reply(529, "overloaded_error")
+    with pytest.raises(LLMUnavailable):
+        emergency_validate(alert_id=alert.pk)
+    alert = emergency_validation_failed(alert_id=alert.pk, reason="529 after retries")
+    assert alert.status == "validation_failed" and alert.is_emergency
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_worker_validates_and_emails_the_landlord(
+    home, post_inbound, anthropic_stub, celery_worker_factory, emergency_defaults
+):
+    from conftest import wait_for
+
+    celery_worker_factory(EMERGENCY_VALIDATION_RETRY_BACKOFF_SECONDS="0", EMERGENCY_VALIDATION_MAX_RETRIES="1").start()
+
+    home.emergency_contact_email = "oncall@example.com"
+    home.save()
+    anthropic_stub.default = error_reply(529, "overloaded_error")  # every try fails
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas")
+    alert = EmergencyAlert.objects.get()
+    wait_for(
+        lambda: EmergencyAlert.objects.filter(pk=alert.pk, status="validation_failed").exists(),
+        timeout=90,
+        message="validation to give up",
+    )
+    wait_for(
+        lambda: EmergencyAlert.objects.filter(pk=alert.pk, landlord_notified_at__isnull=False).exists(),
+        message="landlord email",
+    )
+
+
+def test_the_shipped_rules_catch_every_labelled_emergency():
+    from emergencies.measure import emergency_rules_measure
+
+    report = emergency_rules_measure()
+    assert report["misses"] == []
+    assert report["right_category"] == report["positives"]
+    # Substring-style false alarms stay out; the few left are the model check's job.
+    assert not any(text.startswith(("my gasket", "the boiler fired")) for text in report["fps"])

@@ -1,0 +1,97 @@
+"""``check_emergency`` and ``measure_emergencies`` as a landlord or developer runs them."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from emergencies.models import EmergencyRule, SafetyMessage
+from properties.tests.factories import OrganizationFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out, no_color=True)
+    return out.getvalue()
+
+
+def test_a_hit_shows_category_rules_and_the_default_reply_without_an_organization():
+    out = run("check_emergency", "I can SMELL GAAAS!!")
+    assert out.startswith("EMERGENCY: gas")
+    assert "'smell gas' (gas, en)" in out
+    assert "reply (GB): If you smell gas" in out and "0800 111 999" in out
+
+
+def test_no_hit_shows_the_normalised_text():
+    assert run("check_emergency", "my gasket is leaking") == "no emergency rule hit ('my gasket is leaking', GB)\n"
+
+
+def test_json_output():
+    result = json.loads(run("check_emergency", "Czuję gaz w kuchni", "--json"))
+    assert result["emergency"] is True and result["category"] == "gas" and result["country"] == "GB"
+    assert result["normalised"] == "czuje gaz w kuchni"
+    assert {"rule_id", "phrase", "category", "language"} <= set(result["rules"][0])
+    assert result["rules"][0]["language"] == "pl"
+    assert "0800 111 999" in result["safety_reply"]
+
+
+def test_json_output_for_a_miss():
+    result = json.loads(run("check_emergency", "when is bin day?", "--json"))
+    assert result["emergency"] is False and result["rules"] == [] and "safety_reply" not in result
+
+
+@pytest.mark.parametrize(
+    ("country", "expected", "not_expected"),
+    [("GB", "999 (112 works too)", "911"), ("IE", "112 or 999", "911"), ("US", "call 911", "999")],
+)
+def test_country_chooses_that_countrys_safety_message(country, expected, not_expected):
+    result = json.loads(run("check_emergency", "the kitchen is on fire", "--country", country.lower(), "--json"))
+    assert result["country"] == country
+    assert expected in result["safety_reply"] and not_expected not in result["safety_reply"]
+
+
+def test_country_chooses_that_countrys_rules():
+    text = "the furnace is out and we have a newborn"
+    assert run("check_emergency", text).startswith("no emergency rule hit")
+    assert run("check_emergency", text, "--country", "US").startswith("EMERGENCY: no_heat_vulnerable")
+
+
+def test_org_uses_its_own_rules_its_country_and_its_own_safety_text():
+    org = OrganizationFactory(slug="harbour", country="IE")
+    EmergencyRule.objects.create(organization=org, phrase="lift stuck", category="security")
+    SafetyMessage.objects.create(organization=org, country="IE", category="security", body="Ring our night line.")
+    out = run("check_emergency", "the lift stuck again", "--org", "harbour")
+    assert out.startswith("EMERGENCY: security") and "reply (IE): Ring our night line." in out
+    # Its own text is for Ireland; asked about the US, the US default answers.
+    out = run("check_emergency", "the lift stuck again", "--org", "harbour", "--country", "US")
+    assert "reply (US): If you are in danger" in out and "911" in out
+    # Another organization does not have the rule.
+    assert run("check_emergency", "the lift stuck again").startswith("no emergency rule hit")
+
+
+def test_unknown_org_and_bad_country_are_clear_errors():
+    with pytest.raises(CommandError, match="no organization 'nobody'"):
+        run("check_emergency", "gas leak", "--org", "nobody")
+    with pytest.raises(CommandError, match="two-letter country code"):
+        run("check_emergency", "gas leak", "--country", "England")
+
+
+def test_measure_emergencies_reports_recall_and_false_positives():
+    out = run("measure_emergencies")
+    first = out.splitlines()[0]
+    assert first.startswith("recall ") and "(100.0%)" in first and "false positives" in first
+    assert "missed:" not in out
+    assert "false positive: I read about a fire on the news -> fire_smoke" in out
+
+
+def test_measure_emergencies_json_and_a_miss_is_listed():
+    report = json.loads(run("measure_emergencies", "--json"))
+    assert report["hits"] == report["positives"] >= 60 and report["misses"] == []
+    EmergencyRule.objects.filter(organization=None, phrase="czujnik czadu").update(enabled=False)
+    report = json.loads(run("measure_emergencies", "--json"))
+    assert report["misses"] == ["czujnik czadu piszczy"]

@@ -1,0 +1,330 @@
+"""The issue list the landlord works from every day, and the issue page:
+history, photos, status actions. Scoped to the user's organizations by
+``properties.admin_scoping``."""
+
+from __future__ import annotations
+
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.core.exceptions import PermissionDenied
+from django.db.models import Case, IntegerField, Prefetch, Value, When
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from issues.admin_forms import IssueStatusForm, ScheduleForm
+from issues.models import Issue, IssuePhoto, IssueUpdate
+from issues.status import TRANSITIONS, IssueStatusError, issue_status_change
+from properties.admin_display import ADMIN_CSS, age, badge, thumbnails
+from properties.admin_scoping import ScopedModelAdmin, ScopedTabularInline
+
+Status = Issue.Status
+STATUS_VERBS = {
+    Status.OPEN: "Reopen",
+    Status.ACKNOWLEDGED: "Acknowledge",
+    Status.SCHEDULED: "Schedule",
+    Status.RESOLVED: "Resolve",
+    Status.CLOSED: "Close",
+}
+
+# --- Issues ---------------------------------------------------------------------
+
+
+class IssueUpdateInline(ScopedTabularInline):
+    """The issue's history. Existing entries are read-only; a landlord may add
+    an internal note (status changes are added by the status actions)."""
+
+    model = IssueUpdate
+    extra = 0
+    fields = ["created_at", "author", "user", "body"]
+    readonly_fields = ["created_at", "author", "user"]
+    member_permissions = frozenset({"view", "add"})
+    verbose_name = "history entry"
+    verbose_name_plural = "history (status changes, tenant follow-ups, notes)"
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class IssuePhotoInline(ScopedTabularInline):
+    model = IssuePhoto
+    extra = 0
+    fields = ["photo", "created_at"]
+    readonly_fields = ["photo", "created_at"]
+    member_permissions = frozenset({"view"})
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="Photo")
+    def photo(self, obj):
+        return thumbnails([obj.media], limit=1)
+
+
+def attention():
+    """0 for an open emergency, 1 open urgent, 2 other open, 3 done: the list's order."""
+    open_statuses = list(Issue.OPEN_STATUSES)
+    return Case(
+        When(status__in=open_statuses, urgency=Issue.Urgency.EMERGENCY, then=Value(0)),
+        When(status__in=open_statuses, urgency=Issue.Urgency.URGENT, then=Value(1)),
+        When(status__in=open_statuses, then=Value(2)),
+        default=Value(3),
+        output_field=IntegerField(),
+    )
+
+
+class OpenFilter(admin.SimpleListFilter):
+    title = "needs work"
+    parameter_name = "open"
+
+    def lookups(self, request, model_admin):
+        return [("yes", "Open, acknowledged or scheduled"), ("no", "Resolved or closed")]
+
+    def queryset(self, request, queryset):
+        if self.value() == "yes":
+            return queryset.filter(status__in=Issue.OPEN_STATUSES)
+        if self.value() == "no":
+            return queryset.exclude(status__in=Issue.OPEN_STATUSES)
+        return queryset
+
+
+@admin.register(Issue)
+class IssueAdmin(ScopedModelAdmin):
+    list_display = [
+        "reference",
+        "urgency_badge",
+        "status_badge",
+        "title",
+        "property_code",
+        "tenant",
+        "category",
+        "age",
+        "photos",
+        "organization",
+    ]
+    list_display_links = ["reference", "title"]
+    list_select_related = ["property", "tenant", "organization"]
+    list_filter = [OpenFilter, "status", "urgency", "category", "property", "organization"]
+    search_fields = [
+        "reference",
+        "title",
+        "description",
+        "location",
+        "tenant__name",
+        "tenant__phone",
+        "property__code",
+        "property__address",
+    ]
+    date_hierarchy = "created_at"
+    list_per_page = 50
+    autocomplete_fields = ["property", "tenant"]
+    raw_id_fields = ["conversation"]
+    inlines = [IssueUpdateInline, IssuePhotoInline]
+    actions = ["acknowledge", "schedule", "resolve"]
+    # Issues come from tenants' conversations; landlords work on them.
+    member_permissions = frozenset({"view", "change"})
+    readonly_fields = [
+        "status",
+        "scheduled_for",
+        "acknowledged_at",
+        "resolved_at",
+        "created_at",
+        "updated_at",
+        "conversation_link",
+    ]
+    fieldsets = [
+        (None, {"fields": ["organization", "reference", "title", "description", "location"]}),
+        ("Triage", {"fields": ["urgency", "category", "photo"]}),
+        ("Where and who", {"fields": ["property", "tenant", "conversation", "conversation_link"]}),
+        (
+            "Progress",
+            {
+                "fields": ["status", "scheduled_for", "acknowledged_at", "resolved_at", "created_at", "updated_at"],
+                "description": "Change the status with the buttons at the top or the list actions: "
+                "each change is recorded and the tenant is told over WhatsApp.",
+            },
+        ),
+    ]
+
+    class Media:
+        css = {"all": [ADMIN_CSS]}
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(attention=attention())
+            .prefetch_related(
+                Prefetch("photos", queryset=IssuePhoto.objects.select_related("media").order_by("created_at", "pk"))
+            )
+        )
+
+    def get_ordering(self, request):
+        # What needs attention first: open emergencies, then urgent, then the rest.
+        return [attention().asc(), "-created_at"]
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if obj is not None:
+            fields += ["organization", "reference", "conversation"]
+        return fields
+
+    # --- columns ---
+
+    @admin.display(description="Urgency", ordering="attention")
+    def urgency_badge(self, obj):
+        classes = [f"urgency-{obj.urgency}"]
+        if obj.urgency == Issue.Urgency.EMERGENCY and obj.is_open():
+            classes.append("attention")
+            return badge("EMERGENCY", *classes)
+        return badge(obj.get_urgency_display(), *classes)
+
+    @admin.display(description="Status", ordering="status")
+    def status_badge(self, obj):
+        text = obj.get_status_display()
+        if obj.status == Status.SCHEDULED and obj.scheduled_for:
+            text = f"{text} {obj.scheduled_for:%d %b}"
+        return badge(text, f"status-{obj.status}")
+
+    @admin.display(description="Property", ordering="property__code")
+    def property_code(self, obj):
+        return obj.property.code
+
+    @admin.display(description="Age", ordering="created_at")
+    def age(self, obj):
+        return age(obj.created_at)
+
+    @admin.display(description="Photos")
+    def photos(self, obj):
+        return thumbnails([photo.media for photo in obj.photos.all()])
+
+    @admin.display(description="Conversation")
+    def conversation_link(self, obj):
+        if obj.conversation_id is None:
+            return "—"
+        url = reverse("admin:conversations_conversation_change", args=[obj.conversation_id])
+        return format_html('<a href="{}">Open the WhatsApp conversation</a>', url)
+
+    # --- inlines ---
+
+    def inline_instance_prepare(self, request, instance, *, parent):
+        if isinstance(instance, IssueUpdate) and instance.pk is None:
+            instance.author = IssueUpdate.Author.LANDLORD
+            instance.user = request.user
+
+    # --- status changes: list actions ---
+
+    def _status_change_many(self, request, queryset, status, **kwargs) -> None:
+        done, refused = [], []
+        for issue in queryset.select_related("organization"):
+            try:
+                issue_status_change(issue=issue, status=status, actor=request.user, **kwargs)
+                done.append(issue.reference)
+            except IssueStatusError as error:
+                refused.append(str(error))
+        if done:
+            label = dict(Status.choices)[status].lower()
+            self.message_user(request, f"{label.capitalize()}, tenant notified: {', '.join(done)}.", messages.SUCCESS)
+        for reason in refused:
+            self.message_user(request, reason, messages.WARNING)
+
+    @admin.action(description="Acknowledge (tell the tenant we've seen it)", permissions=["change"])
+    def acknowledge(self, request, queryset):
+        self._status_change_many(request, queryset, Status.ACKNOWLEDGED)
+
+    @admin.action(description="Resolve (tell the tenant it's fixed)", permissions=["change"])
+    def resolve(self, request, queryset):
+        self._status_change_many(request, queryset, Status.RESOLVED)
+
+    @admin.action(description="Schedule the repair for a date…", permissions=["change"])
+    def schedule(self, request, queryset):
+        """An intermediate page asks for the date; submitting it comes back here with ``apply``."""
+        form = ScheduleForm(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            self._status_change_many(
+                request,
+                queryset,
+                Status.SCHEDULED,
+                scheduled_for=form.cleaned_data["scheduled_for"],
+                note=form.cleaned_data["note"],
+            )
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Schedule the repair",
+            "opts": self.opts,
+            "form": form,
+            "issues": queryset.select_related("property"),
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+            "media": self.media,
+        }
+        return TemplateResponse(request, "admin/issues/issue/schedule.html", context)
+
+    # --- status changes: one issue's page ---
+
+    def get_urls(self):
+        urls = [
+            path(
+                "<path:object_id>/status/",
+                self.admin_site.admin_view(self.status_view),
+                name="issues_issue_status",
+            )
+        ]
+        return urls + super().get_urls()
+
+    def status_view(self, request, object_id):
+        issue = self.get_object(request, object_id)
+        if not self.has_change_permission(request, issue):
+            raise PermissionDenied
+        allowed = sorted(TRANSITIONS[issue.status], key=[s.value for s in Status].index)
+        initial = {"status": request.GET.get("to")} if request.GET.get("to") in allowed else {}
+        form = IssueStatusForm(request.POST or None, allowed=allowed, initial=initial)
+        if request.method == "POST" and form.is_valid():
+            try:
+                issue_status_change(
+                    issue=issue,
+                    status=form.cleaned_data["status"],
+                    actor=request.user,
+                    scheduled_for=form.cleaned_data["scheduled_for"],
+                    note=form.cleaned_data["note"],
+                )
+            except IssueStatusError as error:
+                form.add_error(None, str(error))
+            else:
+                self.message_user(request, f"{issue.reference} is now {issue.get_status_display().lower()}.")
+                return HttpResponseRedirect(reverse("admin:issues_issue_change", args=[issue.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Change the status of {issue.reference}",
+            "opts": self.opts,
+            "original": issue,
+            "form": form,
+            "media": self.media,
+        }
+        return TemplateResponse(request, "admin/issues/issue/status.html", context)
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        if obj is None:
+            return fieldsets
+        # An existing issue shows its conversation as the link only.
+        return [
+            (name, {**options, "fields": [f for f in options["fields"] if f != "conversation"]})
+            for name, options in fieldsets
+        ]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        issue = self.get_object(request, object_id)
+        extra_context = {
+            **(extra_context or {}),
+            "status_moves": [
+                (status, STATUS_VERBS[status] if status != issue.status else "Reschedule")
+                for status in sorted(TRANSITIONS[issue.status], key=[s.value for s in Status].index)
+            ],
+            "can_change_status": self.has_change_permission(request, issue),
+        }
+        return super().change_view(request, object_id, form_url, extra_context)

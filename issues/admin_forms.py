@@ -1,0 +1,46 @@
+"""Forms behind the issue status pages of the admin."""
+
+from __future__ import annotations
+
+from django import forms
+
+from issues.models import Issue
+from issues.status import NOTE_MAX_CHARS
+
+
+class ScheduleForm(forms.Form):
+    """The intermediate page of the 'schedule' action."""
+
+    scheduled_for = forms.DateField(label="Repair date", widget=forms.DateInput(attrs={"type": "date"}))
+    note = forms.CharField(
+        label="Note to the tenant (optional)",
+        required=False,
+        max_length=NOTE_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+    )
+
+
+class IssueStatusForm(forms.Form):
+    """One issue's status page: the moves allowed from its current status."""
+
+    status = forms.ChoiceField(label="New status")
+    scheduled_for = forms.DateField(label="Repair date", required=False, widget=forms.DateInput(attrs={"type": "date"}))
+    note = forms.CharField(
+        label="Note to the tenant (optional)",
+        required=False,
+        max_length=NOTE_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+    )
+
+    def __init__(self, *args, allowed: list[str], **kwargs):
+        super().__init__(*args, **kwargs)
+        labels = dict(Issue.Status.choices)
+        self.fields["status"].choices = [(value, labels[value]) for value in allowed]
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("status") == Issue.Status.SCHEDULED and not cleaned.get("scheduled_for"):
+            self.add_error("scheduled_for", "Scheduling needs a date.")
+        if cleaned.get("status") != Issue.Status.SCHEDULED:
+            cleaned["scheduled_for"] = None
+        return cleaned

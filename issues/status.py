@@ -1,0 +1,174 @@
+"""A landlord moves an issue along: acknowledge, schedule, resolve, close, reopen.
+
+``issue_status_change`` is the one door for the admin actions and the API's
+PATCH. It locks the issue row, checks the move against ``TRANSITIONS``,
+records an IssueUpdate and tells the tenant over WhatsApp through
+``outbound_text_queue(purpose="issue_update")``; the outbound task decides
+whether that goes as text (inside the 24-hour window) or as the configured
+template. The message is sent after the transaction commits.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+
+from conversations.models import Conversation, Message
+from conversations.outbound import outbound_text_queue
+from issues.models import Issue, IssueUpdate
+
+logger = logging.getLogger(__name__)
+
+Status = Issue.Status
+
+# Where an issue may go from each status. Scheduled -> scheduled is a new date.
+TRANSITIONS: dict[str, frozenset[str]] = {
+    Status.OPEN: frozenset({Status.ACKNOWLEDGED, Status.SCHEDULED, Status.RESOLVED, Status.CLOSED}),
+    Status.ACKNOWLEDGED: frozenset({Status.SCHEDULED, Status.RESOLVED, Status.CLOSED}),
+    Status.SCHEDULED: frozenset({Status.SCHEDULED, Status.RESOLVED, Status.CLOSED}),
+    Status.RESOLVED: frozenset({Status.OPEN, Status.CLOSED}),
+    Status.CLOSED: frozenset({Status.OPEN}),
+}
+
+# What the tenant is told. Closing is bookkeeping and tells the tenant nothing.
+TENANT_TEXT: dict[str, str] = {
+    Status.ACKNOWLEDGED: "Your landlord has seen your report and is arranging the next step.",
+    Status.SCHEDULED: "The repair is booked for {date}.",
+    Status.RESOLVED: "Your landlord has marked this as fixed. If the problem is still there, just reply here.",
+    Status.OPEN: "Your report has been reopened and your landlord is looking at it again.",
+}
+
+NOTE_MAX_CHARS = 1000
+
+
+class IssueStatusError(ValueError):
+    """The requested change is not allowed; the message says why, for the user."""
+
+
+def issue_status_change(
+    *,
+    issue: Issue,
+    status: str,
+    actor=None,
+    scheduled_for: datetime.date | None = None,
+    note: str = "",
+) -> IssueUpdate:
+    """Move ``issue`` to ``status`` as ``actor`` (a user, or None for the
+    system), record it and notify the tenant. Raises IssueStatusError for a
+    move that is not allowed, a missing or past date, or a note that is too
+    long; nothing is changed then."""
+    note = (note or "").strip()
+    if status not in TRANSITIONS:
+        raise IssueStatusError(f"Unknown status {status!r}.")
+    if len(note) > NOTE_MAX_CHARS:
+        raise IssueStatusError(f"The note is longer than {NOTE_MAX_CHARS} characters.")
+    if status == Status.SCHEDULED:
+        if scheduled_for is None:
+            raise IssueStatusError("Scheduling needs a date.")
+        if scheduled_for < issue_today(issue):
+            raise IssueStatusError("The scheduled date is in the past.")
+    elif scheduled_for is not None:
+        raise IssueStatusError("Only scheduling takes a date.")
+
+    with transaction.atomic():
+        locked = (
+            Issue.objects.select_for_update(of=("self",))
+            .select_related("conversation", "tenant", "organization")
+            .get(pk=issue.pk)
+        )
+        before = locked.status
+        if status not in TRANSITIONS[before]:
+            raise IssueStatusError(
+                f"{locked.reference} is {locked.get_status_display().lower()}; it cannot become {status}."
+            )
+        if before == Status.SCHEDULED and status == Status.SCHEDULED and locked.scheduled_for == scheduled_for:
+            raise IssueStatusError(f"{locked.reference} is already scheduled for {scheduled_for:%d %b %Y}.")
+
+        now = timezone.now()
+        locked.status = status
+        if status != Status.OPEN and locked.acknowledged_at is None:
+            locked.acknowledged_at = now
+        if status == Status.SCHEDULED:
+            locked.scheduled_for = scheduled_for
+        if status == Status.RESOLVED:
+            locked.resolved_at = now
+        if status == Status.OPEN:
+            locked.resolved_at = None
+            locked.scheduled_for = None
+        locked.save(update_fields=["status", "acknowledged_at", "scheduled_for", "resolved_at", "updated_at"])
+
+        author = IssueUpdate.Author.LANDLORD if actor is not None else IssueUpdate.Author.SYSTEM
+        notified = _tenant_notify(issue=locked, status=status, note=note, author=author)
+        update = IssueUpdate.objects.create(
+            issue=locked,
+            author=author,
+            user=actor,
+            body=_update_body(before=before, issue=locked, note=note, notified=notified),
+        )
+
+    # The caller's object reflects the change.
+    for field in ("status", "acknowledged_at", "scheduled_for", "resolved_at", "updated_at"):
+        setattr(issue, field, getattr(locked, field))
+    logger.info("issue %s: %s -> %s by %s", locked.reference, before, status, getattr(actor, "pk", "system"))
+    return update
+
+
+def issue_today(issue: Issue) -> datetime.date:
+    """Today in the organization's own time zone (a landlord in London at 00:30
+    may schedule for 'today')."""
+    try:
+        import zoneinfo
+
+        zone = zoneinfo.ZoneInfo(issue.organization.timezone)
+    except Exception:  # unknown zone name: fall back to UTC rather than refuse
+        zone = datetime.UTC
+    return timezone.now().astimezone(zone).date()
+
+
+def tenant_text(*, issue: Issue, status: str, note: str = "") -> str:
+    text = TENANT_TEXT[status].format(date=f"{issue.scheduled_for:%A %-d %B %Y}" if issue.scheduled_for else "")
+    body = f"Update on your repair {issue.reference} ({issue.title}): {text}"
+    if note:
+        body += f"\nNote from your landlord: {note}"
+    return body
+
+
+def _tenant_notify(*, issue: Issue, status: str, note: str, author: str) -> list[Message]:
+    """Queue the WhatsApp message to the tenant. Prefers the conversation the
+    issue came from; falls back to the tenant's phone for an issue entered by
+    hand. Returns the queued messages (none when there is nobody to tell)."""
+    if status not in TENANT_TEXT:
+        return []
+    body = tenant_text(issue=issue, status=status, note=note)
+    message_author = Message.Author.LANDLORD if author == IssueUpdate.Author.LANDLORD else Message.Author.SYSTEM
+    conversation: Conversation | None = issue.conversation
+    if conversation is None and issue.tenant is not None:
+        conversation = Conversation.objects.filter(organization=issue.organization, phone=issue.tenant.phone).first()
+    if conversation is not None:
+        return outbound_text_queue(conversation=conversation, body=body, author=message_author, purpose="issue_update")
+    if issue.tenant is not None and issue.tenant.phone:
+        return outbound_text_queue(
+            organization=issue.organization,
+            to=issue.tenant.phone,
+            body=body,
+            author=message_author,
+            purpose="issue_update",
+        )
+    return []
+
+
+def _update_body(*, before: str, issue: Issue, note: str, notified: list[Message]) -> str:
+    line = f"Status {before} → {issue.status}"
+    if issue.status == Status.SCHEDULED and issue.scheduled_for:
+        line += f" for {issue.scheduled_for:%d %b %Y}"
+    line += "."
+    if note:
+        line += f" Note: {note}"
+    if notified:
+        line += f" Tenant notified over WhatsApp (message {', '.join(str(m.pk) for m in notified)})."
+    elif issue.status in TENANT_TEXT:
+        line += " Tenant not notified: no conversation or phone number on the issue."
+    return line
