@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "orchestration",
     "evals",
     "api",
+    "stack",
 ]
 
 MIDDLEWARE = [

@@ -25,7 +25,7 @@ from properties.tests.factories import (
     WhatsAppNumberFactory,
 )
 
-PHOTO = Path(__file__).resolve().parents[2] / "evals" / "demo_assets" / "leaking-pipe.jpg"
+PHOTO = Path(__file__).resolve().parents[2] / "stack" / "demo_assets" / "leaking-pipe.jpg"
 PHONE = "+447700900555"
 ORG_NUMBER = "+14155550077"
 

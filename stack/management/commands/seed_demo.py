@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from properties.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, demo_seed
+from stack.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, demo_seed
 
 
 class Command(BaseCommand):

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from django.core.management.base import BaseCommand, CommandError
 
-from evals.demo import demo_play
-from properties.demo import DEMO_WHATSAPP_NUMBER
+from stack.demo import DEMO_WHATSAPP_NUMBER
+from stack.demo_conversation import demo_play
 
 
 class Command(BaseCommand):

@@ -11,7 +11,7 @@ import pytest
 from emergencies.defaults import defaults_seed
 from emergencies.models import EmergencyAlert, EmergencyRule, SafetyMessage
 from issues.models import Issue
-from properties.demo import DEMO_WHATSAPP_NUMBER, demo_prepare
+from stack.demo import DEMO_WHATSAPP_NUMBER, demo_prepare
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -28,7 +28,7 @@ def demo_stack(live_server, celery_worker_factory, settings):
 
 
 def test_make_demo_reports_a_leak_with_a_photo_answers_gas_at_once_and_the_boiler_from_the_documents(demo_stack):
-    from evals.demo import demo_play
+    from stack.demo_conversation import demo_play
 
     lines: list[str] = []
     issues = demo_play(server_url=demo_stack, org_number=DEMO_WHATSAPP_NUMBER, out=lines.append)

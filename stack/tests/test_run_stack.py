@@ -17,7 +17,7 @@ import redis
 import requests
 
 from conftest import ROOT, database_url_for_children, wait_for
-from properties.management.commands.run_stack import redis_ensure
+from stack.management.commands.run_stack import redis_ensure
 
 
 def _free_port() -> int:

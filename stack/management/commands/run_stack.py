@@ -25,7 +25,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
 from config.celery import QUEUES
-from properties.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER, demo_prepare
+from stack.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER, demo_prepare
 
 
 class Command(BaseCommand):
