@@ -1,0 +1,67 @@
+"""The labelled emergency corpus: split by situation, test split and blind
+batches frozen by checksum (an edit shows up here in review), every category
+in every language and country."""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from emergencies.models import EMERGENCY_CATEGORIES
+
+CORPUS = Path(__file__).resolve().parents[1] / "emergencies"
+FROZEN = {
+    "test.jsonl": "122d8ab40ee59daadf057195c5e292efca2460cf49ac35c1cec0515f2c68f4bd",
+    "blind/batch-001.jsonl": "227bf799399751ade76450b30d43c45eb96a592aacc404455dacf473da083355",
+}
+FIELDS = {
+    "id",
+    "text",
+    "emergency",
+    "category",
+    "language",
+    "country",
+    "kind",
+    "near_category",
+    "situation",
+    "provenance",
+}
+
+
+def rows(name: str) -> list[dict]:
+    return [json.loads(line) for line in (CORPUS / name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name", sorted(FROZEN))
+def test_frozen_files_are_unchanged(name):
+    assert hashlib.sha256((CORPUS / name).read_bytes()).hexdigest() == FROZEN[name]
+
+
+def test_no_situation_sits_on_two_sides_of_the_split():
+    seen: dict[str, str] = {}
+    for split in ("train", "dev", "test"):
+        for row in rows(f"{split}.jsonl"):
+            assert seen.setdefault(row["situation"], split) == split, row["id"]
+
+
+@pytest.mark.parametrize("name", ["train.jsonl", "dev.jsonl", "test.jsonl", "blind/batch-001.jsonl"])
+def test_rows_are_labelled_consistently(name):
+    for row in rows(name):
+        assert set(row) == FIELDS, row["id"]
+        assert row["kind"] in {"emergency", "tempting", "routine"}
+        assert row["emergency"] == (row["kind"] == "emergency"), row["id"]
+        assert (row["category"] in EMERGENCY_CATEGORIES) if row["emergency"] else row["category"] is None
+        assert row["language"] in {"en", "pl", "es", "pt", "ro"} and row["country"] in {"GB", "IE", "US"}
+        assert row["provenance"]["brief"] and row["provenance"]["writer"]
+
+
+def test_corpus_covers_every_category_language_and_country():
+    corpus = [row for split in ("train", "dev", "test") for row in rows(f"{split}.jsonl")]
+    assert len(corpus) >= 800
+    assert sum(not row["emergency"] for row in corpus) / len(corpus) >= 0.35
+    cells = collections.Counter((r["category"], r["language"], r["country"]) for r in corpus if r["emergency"])
+    assert len(cells) == len(EMERGENCY_CATEGORIES) * 5 * 3
