@@ -24,7 +24,7 @@ from typing import Any
 import redis
 from django.conf import settings
 
-from llm.types import SCRIPTED_MODEL_PREFIX, LLMResponse, LLMUnavailable, ToolCall
+from llm.types import PASSAGE_SEPARATOR, SCRIPTED_MODEL_PREFIX, LLMResponse, LLMUnavailable, ToolCall
 
 
 def _redis() -> redis.Redis:
@@ -132,8 +132,6 @@ def _issue_input(context: str, text: str, photo: bool, emergency: bool) -> dict:
 def _answer_from(passages: str) -> str:
     if passages.startswith("No matching passage"):
         return "I couldn't find that in your landlord's documents. I'll pass the question on."
-    from orchestration.knowledge import PASSAGE_SEPARATOR
-
     first = passages.split(PASSAGE_SEPARATOR, 1)[0]
     body = first.split("\n", 1)[-1].strip()
     return f"From your home's guide:\n{body[:900]}"

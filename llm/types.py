@@ -7,6 +7,9 @@ from decimal import Decimal
 from typing import Any
 
 SCRIPTED_MODEL_PREFIX = "scripted"
+# Between the passages of a ``search_documents`` tool result: the turn engine
+# joins with it and the scripted model splits on it.
+PASSAGE_SEPARATOR = "\n\n---\n\n"
 
 # US dollars per million tokens: input, output, cache read, cache write (5-minute TTL).
 PRICES_PER_MTOK: dict[str, tuple[str, str, str, str]] = {

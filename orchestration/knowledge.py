@@ -8,9 +8,8 @@ import time
 from django.conf import settings
 
 from conversations.models import Conversation
+from llm.types import PASSAGE_SEPARATOR
 from retrieval.search import knowledge_search
-
-PASSAGE_SEPARATOR = "\n\n---\n\n"
 
 
 def knowledge_lookup(*, conversation: Conversation, query: str) -> tuple[str, list[dict], int]:
