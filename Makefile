@@ -13,19 +13,25 @@ $(VENV)/.installed: requirements/base.txt requirements/dev.txt
 setup: $(VENV)/.installed
 
 # run_stack starts a local redis-server when none answers, and stops only that one.
+# It listens on BIND (default 127.0.0.1:8000): `BIND=0.0.0.0:8001 make run`.
 run: setup
 	$(PY) manage.py run_stack
 
+# The services' logs go to $DATA_DIR/stack.log (default .data/stack.log); the terminal
+# shows the transcript.
 demo: setup
 	$(PY) manage.py run_stack --demo
 
+# What CI runs (.ci/run) on a fresh clone: the Debian packages the tests need
+# (through sudo when not root), Redis, the compose file's check, lint, every test.
 test: setup
+	scripts/install-system-deps
 	scripts/ensure-redis
-	$(VENV)/bin/ruff check .
-	$(VENV)/bin/ruff format --check .
+	docker-compose -f docker/compose.yaml config >/dev/null
+	$(MAKE) --no-print-directory lint
 	$(VENV)/bin/pytest
 
-lint:
+lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
 

@@ -42,7 +42,7 @@ def output_dir(request) -> Path:
 @pytest.fixture
 def browser_page(monkeypatch):
     if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} is missing: install Debian's package (apt-get install -y chromium); .ci/run does")
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/install-system-deps (make test does)")
     # Playwright's sync API runs an event loop in this thread; the ORM calls the
     # test makes between browser steps are ordinary synchronous code.
     monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
