@@ -14,6 +14,8 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config.bind import local_base_url
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -60,9 +62,13 @@ DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "" if PRODUCTION else "localhost,127.0.0.1,[::1],testserver")
 if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS is required when DJANGO_ENV=production")
+# Where `make run` listens (gunicorn's --bind, HOST:PORT); `manage.py chat` and
+# `play_demo` talk to it there. Development only: the Docker image binds 0.0.0.0:8000.
+BIND = env("BIND", "127.0.0.1:8000")
 # The public base URL Twilio posts to (scheme and host, no trailing slash). The
-# webhook signature is computed over it, never over the Host header.
-PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", "" if PRODUCTION else "http://localhost:8000").rstrip("/")
+# webhook signature is computed over it, never over the Host header. In
+# development it defaults to BIND's address, where the local stack listens.
+PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", "" if PRODUCTION else local_base_url(BIND)).rstrip("/")
 if PRODUCTION and not PUBLIC_BASE_URL:
     raise ImproperlyConfigured("PUBLIC_BASE_URL is required when DJANGO_ENV=production (Twilio signs that URL)")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", PUBLIC_BASE_URL)

@@ -123,6 +123,16 @@ def test_chat_says_when_the_server_is_not_running(monkeypatch):
 
 
 @pytest.mark.django_db
+def test_chat_talks_to_the_stack_where_bind_says_it_listens(monkeypatch, settings):
+    """Not to 127.0.0.1:8000 whatever ``make run`` was started on: on a shared
+    machine that is someone else's server."""
+    _organization()
+    settings.BIND = "0.0.0.0:9"  # nothing listens on port 9 (discard)
+    with pytest.raises(CommandError, match=r"could not reach http://127\.0\.0\.1:9: "):
+        _chat(monkeypatch, "hello\n", org="harbour")
+
+
+@pytest.mark.django_db
 def test_chat_photo_command_with_a_missing_file_says_so_and_sends_nothing(monkeypatch, tmp_path):
     _organization()
     errors = io.StringIO()

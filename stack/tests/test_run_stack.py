@@ -1,7 +1,8 @@
 """``make run``: run_stack as a real process on the test database. It prints
 where the webhook and the admin are, and Ctrl-C leaves nothing running: no
 child process, and no redis-server it started itself (one that was already
-running is left alone)."""
+running is left alone). ``make demo`` keeps the services' logs out of the
+transcript, and both listen where ``BIND`` / ``--bind`` say."""
 
 from __future__ import annotations
 
@@ -17,7 +18,10 @@ import redis
 import requests
 
 from conftest import ROOT, database_url_for_children, wait_for
-from stack.management.commands.run_stack import redis_ensure
+from emergencies.defaults import defaults_seed
+from emergencies.models import EmergencyRule, SafetyMessage
+from issues.models import Issue
+from stack.management.commands.run_stack import bind_follow, redis_ensure
 
 
 def _free_port() -> int:
@@ -119,6 +123,66 @@ def test_run_stack_prints_where_to_go_and_ctrl_c_stops_every_process_it_started(
     assert len(children) >= 3  # gunicorn, the Celery worker and beat (and their own children)
     assert [pid for pid in children if _running(pid)] == []
     assert not _running(redis_pid) and not _answers(redis_url)
+
+
+def test_bind_makes_the_run_listen_there_and_the_public_url_follow_unless_it_is_set(settings):
+    settings.BIND = "127.0.0.1:8000"
+    env: dict[str, str] = {}
+    bind_follow("0.0.0.0:8123", env)
+    assert env == {"BIND": "0.0.0.0:8123"}  # the children's settings see the same address
+    assert settings.PUBLIC_BASE_URL == "http://127.0.0.1:8123"  # the banner's, and what the demo signs over
+
+    settings.PUBLIC_BASE_URL = "https://abc.ngrok.app"
+    env = {"PUBLIC_BASE_URL": "https://abc.ngrok.app"}
+    bind_follow("127.0.0.1:8124", env)
+    assert settings.PUBLIC_BASE_URL == "https://abc.ngrok.app"
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_make_demo_shows_banner_transcript_and_issues_and_sends_the_service_logs_to_a_file(tmp_path):
+    """``run_stack --demo`` on a ``--bind`` of its own with no PUBLIC_BASE_URL:
+    the banner names that address, the demo's signed requests pass the
+    server's check, and gunicorn's and Celery's lines go to
+    ``$DATA_DIR/stack.log``, not between the transcript's."""
+    defaults_seed(EmergencyRule, SafetyMessage)  # transactional tests flush the migration's rules
+    web, data = f"127.0.0.1:{_free_port()}", tmp_path / "data"
+    env = {k: v for k, v in os.environ.items() if k not in {"BIND", "PUBLIC_BASE_URL"}}
+    env.update(
+        DATABASE_URL=database_url_for_children(),
+        DATA_DIR=str(data),
+        LLM_BACKEND="scripted",
+        WHATSAPP_SENDER="console",
+        INBOUND_COALESCE_SECONDS="0",
+        PYTHONUNBUFFERED="1",
+    )
+    command = [sys.executable, "manage.py", "run_stack", "--demo", "--exit-after-demo", "--bind", web]
+    command += ["--web-workers", "1"]
+    stack = subprocess.Popen(  # its own process group, so a timeout stops the services too
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    try:
+        terminal, _ = stack.communicate(timeout=240)
+    finally:
+        if stack.poll() is None:
+            os.killpg(stack.pid, signal.SIGKILL)
+    assert stack.returncode == 0, terminal
+
+    log = data / "stack.log"
+    assert f"Webhook for Twilio:  http://{web}/webhooks/twilio/whatsapp" in terminal
+    assert f"Service logs:        {log}" in terminal
+    assert "=== Amira (Flat 1) reports a leak (+447700900123) ===" in terminal
+    assert "  instant < If you smell gas" in terminal
+    assert "  assistant < " in terminal and "no reply within" not in terminal
+    assert "=== Issues as the landlord sees them" in terminal
+    assert Issue.objects.count() == 2
+    # Nothing of the services' own output in the terminal: it is all in the file.
+    services = log.read_text()
+    services_lines = ["Booting worker", "celery@", " ready.", "POST /webhooks/twilio/whatsapp"]
+    services_lines += ["chunks", "SentenceTransformer"]  # loading the demo's documents
+    for line in services_lines:
+        assert line in services, line
+        assert line not in terminal, line
 
 
 def _healthy(bind: str) -> bool:

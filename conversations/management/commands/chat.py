@@ -3,7 +3,8 @@
 Each line goes through the running server's real webhook (signed as Twilio
 signs it) and the real worker; replies print as they would arrive on the
 phone. ``/photo PATH`` sends a photo; ``--media FILE`` sends one with the
-first line. Needs the stack running (``make run``)."""
+first line. Needs the stack running (``make run``); it talks to it at
+``BIND``, where ``make run`` listens, unless ``--url`` says otherwise."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from config.bind import local_base_url
 from conversations.simulator import TenantPhone
 from properties.models import Organization
 
@@ -23,7 +25,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--phone", required=True, help="the tenant's number, E.164")
         parser.add_argument("--org", default="demo", help="organization slug (default: demo)")
-        parser.add_argument("--url", default="http://127.0.0.1:8000", help="where the stack is running")
+        parser.add_argument(
+            "--url",
+            default=local_base_url(settings.BIND),
+            help="where the stack is running (default: BIND's address, where `make run` listens)",
+        )
         parser.add_argument("--media", type=Path, help="a photo to send with the first message")
         parser.add_argument("--timeout", type=float, default=90.0, help="seconds to wait for a reply")
 

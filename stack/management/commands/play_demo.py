@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
+from config.bind import local_base_url
 from stack.demo import DEMO_WHATSAPP_NUMBER
 from stack.demo_conversation import demo_play
 
@@ -13,7 +15,7 @@ class Command(BaseCommand):
     help = "Play the demo conversation through signed webhook requests to a running stack."
 
     def add_arguments(self, parser):
-        parser.add_argument("--url", default="http://127.0.0.1:8000")
+        parser.add_argument("--url", default=local_base_url(settings.BIND), help="default: BIND's address")
 
     def handle(self, *args, url, **options):
         try:

@@ -6,6 +6,10 @@ then runs the web app under gunicorn, a Celery worker on every queue and Celery
 beat as child processes that share this process's database (the embedded
 PostgreSQL when no DATABASE_URL is set). On the way out it stops the children,
 and the redis-server only if it started that one itself.
+
+It listens on ``BIND`` (``--bind``). With ``--demo`` (``make demo``) the
+services' logs go to ``$DATA_DIR/stack.log`` (``--service-log``), so the
+terminal shows the banner, the demo's transcript and the landlord's view.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import redis
@@ -24,6 +28,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError
 
+from config.bind import local_base_url
 from config.celery import QUEUES
 from stack.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER, demo_prepare
 
@@ -32,11 +37,16 @@ class Command(BaseCommand):
     help = "Run web (gunicorn), a Celery worker and Celery beat until Ctrl-C."
 
     def add_arguments(self, parser):
-        parser.add_argument("--bind", default=os.environ.get("BIND", "127.0.0.1:8000"))
+        parser.add_argument("--bind", default=settings.BIND, help="HOST:PORT gunicorn listens on (default: BIND)")
         parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
         parser.add_argument("--no-seed", action="store_true", help="Do not create the demo organization.")
         parser.add_argument("--demo", action="store_true", help="Play the demo conversation once the stack is up.")
         parser.add_argument("--exit-after-demo", action="store_true", help="Stop the stack when the demo has run.")
+        parser.add_argument(
+            "--service-log",
+            type=Path,
+            help="Write gunicorn's and Celery's logs to this file, not the terminal (--demo: $DATA_DIR/stack.log).",
+        )
 
     def handle(self, *args, **options):
         with redis_ensure(pidfile=settings.DATA_DIR / "redis.pid") as started:
@@ -46,13 +56,68 @@ class Command(BaseCommand):
                 )
             self._run(**options)
 
-    def _run(self, *, bind: str, web_workers: int, no_seed: bool, demo: bool, exit_after_demo: bool, **options):
-        call_command("migrate", interactive=False, verbosity=0)
-        if not no_seed:
-            demo_prepare()
+    def _run(
+        self,
+        *,
+        bind: str,
+        web_workers: int,
+        no_seed: bool,
+        demo: bool,
+        exit_after_demo: bool,
+        service_log: Path | None,
+        **options,
+    ):
         env = dict(os.environ)  # carries DATABASE_URL of the embedded server to the children
+        bind_follow(bind, env)
+        settings.DATA_DIR.mkdir(parents=True, exist_ok=True)
+        if service_log is None and demo:
+            service_log = settings.DATA_DIR / "stack.log"
+        with ExitStack() as files:
+            log = None  # None: the services write to this terminal
+            if service_log:
+                service_log.parent.mkdir(parents=True, exist_ok=True)
+                service_log.write_text("")
+                log = files.enter_context(service_log.open("a"))  # O_APPEND: the children's lines never overwrite
+                self.stdout.write(f"Starting; the services' logs go to {service_log}")
+            call_command("migrate", interactive=False, verbosity=0)
+            if not no_seed:
+                with _stderr_to(log):  # the embedding model's loading messages
+                    demo_prepare(stdout=log)
+            output = {"stdout": log, "stderr": subprocess.STDOUT} if log else {}
+            children = {
+                name: subprocess.Popen(command, env=env, **output)
+                for name, command in self._commands(bind=bind, web_workers=web_workers).items()
+            }
+            self._banner(bind, log_path=service_log)
+            try:
+                if demo:
+                    self._wait_until_up(bind)
+                    call_command("play_demo", url=local_base_url(bind))
+                    if exit_after_demo:
+                        return
+                    self.stdout.write("\nThe demo has finished; the stack keeps running. Ctrl-C stops it.")
+                while all(child.poll() is None for child in children.values()):
+                    time.sleep(0.5)
+                failed = [name for name, child in children.items() if child.poll() is not None]
+                self.stderr.write(
+                    f"{', '.join(failed)} stopped; shutting down the rest."
+                    + (f" The services' log: {service_log}" if service_log else "")
+                )
+            except KeyboardInterrupt:
+                self.stdout.write("\nStopping...")
+            finally:
+                for child in children.values():
+                    if child.poll() is None:
+                        child.send_signal(signal.SIGTERM)
+                for child in children.values():
+                    try:
+                        child.wait(timeout=20)
+                    except subprocess.TimeoutExpired:
+                        child.kill()
+
+    def _commands(self, *, bind: str, web_workers: int) -> dict[str, list[str]]:
         python = sys.executable
-        commands = {
+        return {
             "web": [
                 python,
                 "-m",
@@ -91,31 +156,6 @@ class Command(BaseCommand):
                 str(settings.DATA_DIR / "celerybeat-schedule"),
             ],
         }
-        settings.DATA_DIR.mkdir(parents=True, exist_ok=True)
-        children = {name: subprocess.Popen(cmd, env=env) for name, cmd in commands.items()}
-        self._banner(bind)
-        try:
-            if demo:
-                self._wait_until_up(bind)
-                call_command("play_demo", url=f"http://{bind}")
-                if exit_after_demo:
-                    return
-                self.stdout.write("\nThe demo has finished; the stack keeps running. Ctrl-C stops it.")
-            while all(child.poll() is None for child in children.values()):
-                time.sleep(0.5)
-            failed = [name for name, child in children.items() if child.poll() is not None]
-            self.stderr.write(f"{', '.join(failed)} stopped; shutting down the rest.")
-        except KeyboardInterrupt:
-            self.stdout.write("\nStopping...")
-        finally:
-            for child in children.values():
-                if child.poll() is None:
-                    child.send_signal(signal.SIGTERM)
-            for child in children.values():
-                try:
-                    child.wait(timeout=20)
-                except subprocess.TimeoutExpired:
-                    child.kill()
 
     def _wait_until_up(self, bind: str) -> None:
         import requests
@@ -123,15 +163,15 @@ class Command(BaseCommand):
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             try:
-                if requests.get(f"http://{bind}/healthz", timeout=1).status_code == 200:
+                if requests.get(f"{local_base_url(bind)}/healthz", timeout=1).status_code == 200:
                     return
             except requests.RequestException:
                 pass
             time.sleep(0.5)
         raise CommandError(f"the web app did not answer on {bind} within 60 s")
 
-    def _banner(self, bind: str) -> None:
-        local = f"http://{bind}"
+    def _banner(self, bind: str, *, log_path: Path | None = None) -> None:
+        local = local_base_url(bind)
         self.stdout.write(
             self.style.SUCCESS("\nRepairs is running.\n")
             + f"  Webhook for Twilio:  {settings.PUBLIC_BASE_URL}/webhooks/twilio/whatsapp (local: {local})\n"
@@ -139,8 +179,22 @@ class Command(BaseCommand):
             + f"  Admin:               {local}/admin/  login {DEMO_LANDLORD_USERNAME} / {DEMO_LANDLORD_PASSWORD}\n"
             + f"  Demo WhatsApp number {DEMO_WHATSAPP_NUMBER}; model backend: {settings.LLM_BACKEND}"
             + (" (scripted: set ANTHROPIC_API_KEY for Claude)" if settings.LLM_BACKEND == "scripted" else "")
-            + f"; sender: {settings.WHATSAPP_SENDER}\n  Ctrl-C stops everything.\n"
+            + f"; sender: {settings.WHATSAPP_SENDER}\n"
+            + (f"  Service logs:        {log_path}\n" if log_path else "")
+            + "  Ctrl-C stops everything.\n"
         )
+
+
+def bind_follow(bind: str, env: dict[str, str]) -> None:
+    """Make ``--bind`` this run's ``BIND``: the children read it from ``env``,
+    and unless ``PUBLIC_BASE_URL`` is set the webhook's public URL (which the
+    banner prints and the demo's requests are signed over, here and in the
+    children alike) becomes that address, as settings would have made it."""
+    if bind == settings.BIND:
+        return
+    env["BIND"] = bind
+    if "PUBLIC_BASE_URL" not in env:
+        settings.PUBLIC_BASE_URL = local_base_url(bind)
 
 
 @contextmanager
@@ -170,6 +224,26 @@ def redis_ensure(*, pidfile: Path) -> Iterator[int | None]:
         deadline = time.monotonic() + 10
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
+
+
+@contextmanager
+def _stderr_to(log) -> Iterator[None]:
+    """Send this process's file descriptor 2 (logging, progress bars, C
+    libraries) to ``log`` for the block; nothing changes when it is None."""
+    if log is None:
+        yield
+        return
+    sys.stderr.flush()
+    log.flush()
+    saved = os.dup(2)
+    os.dup2(log.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stderr.flush()
+        log.flush()
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def _redis_answers() -> bool:
