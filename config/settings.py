@@ -1,4 +1,4 @@
-"""Settings, all read from environment variables (documented in README.md).
+"""Settings, all read from environment variables (documented in docs/operations.md).
 
 Development needs none of them: the database is an embedded PostgreSQL, Redis is
 the local one, messages go to the console and the model is the scripted one.
@@ -335,12 +335,12 @@ EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32)
 # Chunk size in the embedding model's own tokens, title and headings included
 # (capped at what the model reads), and the overlap between chunks of one section.
-# Chosen with benchmarks/retrieval_chunk_sizes.py; the numbers are in README.md.
+# Chosen with benchmarks/retrieval_chunk_sizes.py; the numbers are in docs/retrieval.md.
 CHUNK_MAX_TOKENS = env_int("CHUNK_MAX_TOKENS", 256)
 CHUNK_OVERLAP_TOKENS = env_int("CHUNK_OVERLAP_TOKENS", 32)
 # Hybrid search (retrieval/search.py): weighted Reciprocal Rank Fusion,
 # score = w_vector / (k + vector_rank) + w_keyword / (k + keyword_rank).
-# Tuned with `manage.py eval_retrieval --sweep`; the numbers are in README.md.
+# Tuned with `manage.py eval_retrieval --sweep`; the numbers are in docs/retrieval.md.
 SEARCH_RRF_K = env_int("SEARCH_RRF_K", 5)
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 0.7)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 0.3)

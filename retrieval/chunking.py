@@ -20,7 +20,7 @@ Why sizes matter: all-MiniLM-L6-v2 reads 256 word pieces and ignores the rest,
 so a 400-token chunk (the ADR's 300-500) would be invisible to the vector leg
 past its first ~250 tokens. ``chunk_document`` therefore never produces a
 chunk longer than the model reads; the default size was chosen by
-``benchmarks/retrieval_chunk_sizes.py`` (numbers in README.md).
+``benchmarks/retrieval_chunk_sizes.py`` (numbers in docs/retrieval.md).
 """
 
 from __future__ import annotations

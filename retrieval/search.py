@@ -34,7 +34,7 @@ organization's. Both legs carry the same scope filter.
   over the union of both candidate lists.
 
 Weights, ``k``, candidate counts, ``ef_search`` and the trigram threshold are
-settings (README.md has the numbers that chose them).
+settings (docs/retrieval.md has the numbers that chose them).
 """
 
 from __future__ import annotations
