@@ -166,6 +166,9 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = "UTC"
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Must exceed the longest task (a turn with model retries) so Redis does not
+# hand an unacknowledged task to a second worker while the first runs.
+visibility_timeout = env_int("CELERY_VISIBILITY_TIMEOUT", 600)
 # A webhook must answer even when Redis is down: publishing gives up quickly
 # and the sweeper re-queues what was stored.
 CELERY_BROKER_TRANSPORT_OPTIONS = {
@@ -179,9 +182,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     # message queues four tasks (turn, photos, emergency check) waited 8 s for
     # a Redis that is down before it could answer the safety reply.
     "interval_start": 0,
-    # Must exceed the longest task (a turn with model retries) so Redis does
-    # not hand an unacknowledged task to a second worker while the first runs.
-    "visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", 600),
+    "visibility_timeout": visibility_timeout,
     # How often a worker looks for tasks whose worker died (after the visibility
     # timeout): every interval x throttle seconds, kombu's 10 x 10 by default.
     "unacked_restore_interval": env_int("CELERY_UNACKED_RESTORE_INTERVAL", 10),
@@ -194,8 +195,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # shorten the visibility timeout).
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 540) or None
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 480) if CELERY_TASK_TIME_LIMIT else None
-visibility_timeout = CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"]
-if CELERY_TASK_TIME_LIMIT and not CELERY_TASK_SOFT_TIME_LIMIT < CELERY_TASK_TIME_LIMIT < visibility_timeout:
+if CELERY_TASK_TIME_LIMIT and not (CELERY_TASK_SOFT_TIME_LIMIT or 0) < CELERY_TASK_TIME_LIMIT < visibility_timeout:
     raise ImproperlyConfigured(
         "Need CELERY_TASK_SOFT_TIME_LIMIT < CELERY_TASK_TIME_LIMIT < CELERY_VISIBILITY_TIMEOUT "
         "(a task still running past the visibility timeout is handed to a second worker)"

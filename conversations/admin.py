@@ -5,6 +5,8 @@ traces, alerts, takeover) composes several apps and lives in
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.http import FileResponse, Http404
@@ -21,6 +23,12 @@ from properties.admin_scoping import ScopedModelAdmin
 TRANSCRIPT_RECENT = 200
 # Served inline; anything else downloads as a file (a tenant cannot make us serve HTML).
 INLINE_IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
+
+# The mixin below is for ModelAdmin subclasses: the type checker sees it as one.
+if TYPE_CHECKING:
+    _ModelAdmin = admin.ModelAdmin[Any]
+else:
+    _ModelAdmin = object
 
 
 def conversation_link(conversation_id):
@@ -49,7 +57,7 @@ class RoutingFilter(admin.SimpleListFilter):
         return queryset
 
 
-class ReadOnlyMixin:
+class ReadOnlyMixin(_ModelAdmin):
     """Records nobody edits (messages, media, traces, alerts): every field is
     shown read-only, so the admin builds no form for them."""
 

@@ -8,6 +8,7 @@ import logging
 import sys
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 from twilio.base.exceptions import TwilioException, TwilioRestException
@@ -24,7 +25,7 @@ class OutgoingMessage:
     messaging_service_sid: str
     body: str
     template_sid: str = ""
-    template_variables: dict | None = None
+    template_variables: dict[str, Any] | None = None
     # Our Message id: the status callback URL carries it, so a callback that
     # arrives before Twilio's answer to the send still finds the message.
     message_id: int | None = None
@@ -32,12 +33,12 @@ class OutgoingMessage:
 
 @dataclass
 class SendReceipt:
-    provider_sid: str
+    provider_sid: str | None  # Twilio's SID, None only if its answer had none
     status: str
 
 
 class SendError(Exception):
-    def __init__(self, message: str, *, transient: bool, code: str = ""):
+    def __init__(self, message: str, *, transient: bool, code: str = "") -> None:
         super().__init__(message)
         self.transient = transient
         self.code = code
@@ -58,7 +59,7 @@ def status_callback_url(message_id: int | None) -> str:
 
 class TwilioSender:
     def send(self, outgoing: OutgoingMessage) -> SendReceipt:
-        kwargs = {"to": outgoing.to, "status_callback": status_callback_url(outgoing.message_id)}
+        kwargs: dict[str, str] = {"to": outgoing.to, "status_callback": status_callback_url(outgoing.message_id)}
         if outgoing.messaging_service_sid:
             kwargs["messaging_service_sid"] = outgoing.messaging_service_sid
         else:

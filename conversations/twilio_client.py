@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from twilio.http.http_client import TwilioHttpClient
+from twilio.http.response import Response
 from twilio.request_validator import RequestValidator
 from twilio.rest import Client
 
@@ -25,11 +26,11 @@ TWILIO_API_ORIGIN = "https://api.twilio.com"
 class _RedirectingHttpClient(TwilioHttpClient):
     """Sends the SDK's requests for api.twilio.com to ``base_url`` instead."""
 
-    def __init__(self, base_url: str, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, base_url: str, *, timeout: float | None = None) -> None:
+        super().__init__(timeout=timeout)
         self.base_url = base_url.rstrip("/")
 
-    def request(self, method, url, *args, **kwargs):
+    def request(self, method: str, url: str, *args: Any, **kwargs: Any) -> Response:
         if url.startswith(TWILIO_API_ORIGIN):
             url = self.base_url + url[len(TWILIO_API_ORIGIN) :]
         return super().request(method, url, *args, **kwargs)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 
 from issues.models import Issue
@@ -32,13 +34,16 @@ class IssueStatusForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
     )
 
-    def __init__(self, *args, allowed: list[str], **kwargs):
+    def __init__(self, *args: Any, allowed: list[str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         labels = dict(Issue.Status.choices)
-        self.fields["status"].choices = [(value, labels[value]) for value in allowed]
+        status = self.fields["status"]
+        assert isinstance(status, forms.ChoiceField)
+        status.choices = [(value, labels[value]) for value in allowed]
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        assert cleaned is not None  # Form.clean returns cleaned_data
         if cleaned.get("status") == Issue.Status.SCHEDULED and not cleaned.get("scheduled_for"):
             self.add_error("scheduled_for", "Scheduling needs a date.")
         if cleaned.get("status") != Issue.Status.SCHEDULED:

@@ -34,7 +34,16 @@ def anthropic_client() -> anthropic.Anthropic:
     )
 
 
-def anthropic_complete(*, model, system, messages, tools, tool_choice, max_tokens, script_key: str = "") -> LLMResponse:
+def anthropic_complete(
+    *,
+    model: str,
+    system: str | list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    tool_choice: dict[str, Any] | None,
+    max_tokens: int,
+    script_key: str = "",
+) -> LLMResponse:
     del script_key  # only the scripted backend reads it
     kwargs: dict[str, Any] = {
         "model": model,

@@ -19,7 +19,7 @@ import os
 import re
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
 import redis
 from django.conf import settings
@@ -47,10 +47,19 @@ def scripted_clear(*, phone: str) -> None:
     _redis().delete(_key(phone))
 
 
-def scripted_complete(*, model, system, messages, tools, tool_choice, max_tokens=None, script_key="") -> LLMResponse:
+def scripted_complete(
+    *,
+    model: str,
+    system: str | list[dict[str, Any]],
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]] | None,
+    tool_choice: dict[str, Any] | None,
+    max_tokens: int | None = None,
+    script_key: str = "",
+) -> LLMResponse:
     if settings.SCRIPTED_MODEL_DELAY_MS:
         time.sleep(settings.SCRIPTED_MODEL_DELAY_MS / 1000)
-    raw = _redis().lpop(_key(script_key)) if script_key else None
+    raw = cast("bytes | None", _redis().lpop(_key(script_key))) if script_key else None
     if raw is not None:
         item = json.loads(raw)
         if item.get("error"):

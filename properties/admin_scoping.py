@@ -22,6 +22,8 @@ emergency rules) are readable by members and changeable by superusers only.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from django import forms
 from django.contrib import admin
 from django.contrib.admin.utils import get_fields_from_path
@@ -39,6 +41,15 @@ from properties.scoping import (
     user_organization_ids,
 )
 
+# The mixins below are for ModelAdmin and InlineModelAdmin subclasses: the type
+# checker sees them as such.
+if TYPE_CHECKING:
+    _BaseModelAdmin = admin.options.BaseModelAdmin[Any]
+    _ModelAdmin = admin.ModelAdmin[Any]
+    _InlineModelAdmin = admin.options.InlineModelAdmin[Any, Any]
+else:
+    _BaseModelAdmin = _ModelAdmin = _InlineModelAdmin = object
+
 ALL_PERMISSIONS = frozenset({"view", "add", "change", "delete"})
 DELETING_ROLES = frozenset({Membership.Role.OWNER, Membership.Role.MANAGER})
 
@@ -47,8 +58,9 @@ class ScopedModelForm(forms.ModelForm):
     """Refuses related objects from different organizations in one row (a
     tenancy joining one agency's tenant to another agency's property)."""
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        assert cleaned is not None  # ModelForm.clean returns cleaned_data
         owners: set[int] = set()
         instance_scope = scope_for(type(self.instance))
         direct = instance_scope is not None and instance_scope.path == "organization"
@@ -72,10 +84,10 @@ def _user_is_member(user) -> bool:
     return bool(user.is_active and user.is_staff and user_memberships(user))
 
 
-class OrganizationScopedMixin:
+class OrganizationScopedMixin(_BaseModelAdmin):
     """Shared by ModelAdmin and InlineModelAdmin: queryset, choices, permissions."""
 
-    form = ScopedModelForm
+    form: type[forms.ModelForm[Any]] = ScopedModelForm
     member_permissions: frozenset[str] = frozenset({"view"})
     # Fields only a superuser may change (routing numbers, slugs, ...).
     superuser_only_fields: tuple[str, ...] = ()
@@ -159,7 +171,7 @@ class OrganizationScopedMixin:
         return self._member_may(request, "delete", obj)
 
 
-class OrganizationScopedAdminMixin(OrganizationScopedMixin):
+class OrganizationScopedAdminMixin(OrganizationScopedMixin, _ModelAdmin):
     """For ``admin.ModelAdmin`` subclasses: put it first in the bases."""
 
     def has_module_permission(self, request):
@@ -227,7 +239,7 @@ class OrganizationScopedAdminMixin(OrganizationScopedMixin):
         formset.save_m2m()
 
 
-class OrganizationScopedInlineMixin(OrganizationScopedMixin):
+class OrganizationScopedInlineMixin(OrganizationScopedMixin, _InlineModelAdmin):
     """For ``TabularInline`` / ``StackedInline`` subclasses: put it first in the bases."""
 
 

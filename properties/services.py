@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import datetime
 import re
+from typing import TypeVar
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import models, transaction
 
 from properties.models import E164_PATTERN, Organization, Property, Tenancy, Tenant
 
 E164 = re.compile(E164_PATTERN)
+ModelT = TypeVar("ModelT", bound=models.Model)
 
 
 def phone_normalize(phone: str) -> str:
@@ -28,7 +30,7 @@ def phone_normalize(phone: str) -> str:
     return cleaned
 
 
-def _save(instance):
+def _save(instance: ModelT) -> ModelT:
     instance.full_clean()
     with transaction.atomic():
         instance.save()
@@ -39,7 +41,7 @@ def property_create(*, organization: Organization, code: str, address: str, post
     return _save(Property(organization=organization, code=code.strip(), address=address.strip(), postcode=postcode))
 
 
-def property_update(*, property: Property, **changes) -> Property:
+def property_update(*, property: Property, **changes: str) -> Property:
     for field in changes.keys() - {"code", "address", "postcode"}:
         raise ValidationError({field: "This field cannot be changed."})
     for field, value in changes.items():
@@ -51,7 +53,7 @@ def tenant_create(*, organization: Organization, name: str, phone: str, email: s
     return _save(Tenant(organization=organization, name=name.strip(), phone=phone_normalize(phone), email=email))
 
 
-def tenant_update(*, tenant: Tenant, **changes) -> Tenant:
+def tenant_update(*, tenant: Tenant, **changes: str) -> Tenant:
     for field in changes.keys() - {"name", "phone", "email"}:
         raise ValidationError({field: "This field cannot be changed."})
     if "phone" in changes:
@@ -70,7 +72,7 @@ def tenancy_create(
     return _save(Tenancy(tenant=tenant, property=property, start_date=start_date, end_date=end_date))
 
 
-def tenancy_update(*, tenancy: Tenancy, **changes) -> Tenancy:
+def tenancy_update(*, tenancy: Tenancy, **changes: datetime.date | None) -> Tenancy:
     for field in changes.keys() - {"start_date", "end_date"}:
         raise ValidationError({field: "This field cannot be changed."})
     for field, value in changes.items():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -27,17 +29,20 @@ class DocumentUploadForm(forms.Form):
     title = forms.CharField(max_length=300, required=False, help_text="Empty: taken from the file name.")
     file = forms.FileField(help_text="PDF with a text layer, or plain text or Markdown in UTF-8.")
 
-    def __init__(self, *args, user, **kwargs):
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["organization"].queryset = queryset_for_user(Organization.objects.all(), user)
-        self.fields["property"].queryset = queryset_for_user(Property.objects.select_related("organization"), user)
+        organization, property = self.fields["organization"], self.fields["property"]
+        assert isinstance(organization, forms.ModelChoiceField) and isinstance(property, forms.ModelChoiceField)
+        organization.queryset = queryset_for_user(Organization.objects.all(), user)
+        property.queryset = queryset_for_user(Property.objects.select_related("organization"), user)
         organization_ids = user_organization_ids(user)
         if not user.is_superuser and len(organization_ids) == 1:
-            self.fields["organization"].initial = next(iter(organization_ids))
-            self.fields["organization"].empty_label = None
+            organization.initial = next(iter(organization_ids))
+            organization.empty_label = None
 
-    def clean(self):
+    def clean(self) -> dict[str, Any]:
         cleaned = super().clean()
+        assert cleaned is not None  # Form.clean returns cleaned_data
         organization, property = cleaned.get("organization"), cleaned.get("property")
         if organization and property and property.organization_id != organization.pk:
             self.add_error("property", "This property belongs to another organization.")
@@ -47,8 +52,8 @@ class DocumentUploadForm(forms.Form):
 class ChunkInline(ScopedTabularInline):
     model = Chunk
     extra = 0
-    fields = ["position", "heading_path", "text", "embedded"]
-    readonly_fields = fields
+    readonly_fields = ("position", "heading_path", "text", "embedded")
+    fields = readonly_fields
     can_delete = False
     member_permissions = frozenset({"view"})
 

@@ -5,25 +5,34 @@ from __future__ import annotations
 
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
+
+
+class StubHTTPServer(ThreadingHTTPServer):
+    """The server a stub's handler sees as ``self.server``: it carries the stub."""
+
+    stub: Any
+
+
+class StubRequestHandler(BaseHTTPRequestHandler):
+    server: StubHTTPServer
 
 
 class LocalStubServer:
-    handler: type[BaseHTTPRequestHandler]
+    handler: type[StubRequestHandler]
 
     def __init__(self, stub: Any) -> None:
         self.stub = stub
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), self.handler)
+        self.httpd = StubHTTPServer(("127.0.0.1", 0), self.handler)
         self.httpd.stub = stub
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
     def url(self) -> str:
-        host, port = self.httpd.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"http://127.0.0.1:{self.httpd.server_port}"
 
-    def __enter__(self):
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 

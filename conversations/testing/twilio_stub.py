@@ -14,10 +14,9 @@ import threading
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs
 
-from conversations.testing.stub_server import LocalStubServer
+from conversations.testing.stub_server import LocalStubServer, StubRequestHandler
 
 
 @dataclass
@@ -57,7 +56,7 @@ class TwilioStub:
         return [r["form"] for r in self.requests if r["method"] == "POST" and r["path"].endswith("/Messages.json")]
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StubRequestHandler):
     def _record(self, form: dict | None = None) -> dict:
         auth = self.headers.get("Authorization", "")
         user = ""

@@ -12,10 +12,9 @@ import threading
 import time
 import uuid
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from conversations.testing.stub_server import LocalStubServer
+from conversations.testing.stub_server import LocalStubServer, StubRequestHandler
 
 
 def tool_use_response(
@@ -89,7 +88,7 @@ class AnthropicStub:
             return self.default or error_reply(500, message="anthropic stub: no reply queued")
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(StubRequestHandler):
     stub: AnthropicStub
 
     def do_POST(self):
