@@ -67,6 +67,7 @@ class WorkerProcess:
 
     def kill(self) -> None:
         """SIGKILL: no warm shutdown, no acknowledgement of the running task."""
+        assert self.proc is not None, "kill() before start()"
         self.proc.kill()
         self.proc.wait()
 

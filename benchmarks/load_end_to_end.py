@@ -97,9 +97,9 @@ def audit(accepted: dict[str, float]) -> dict[str, float]:
     duplicated = sum(1 for count in handled.values() if count > 1)
     # End to end: from the webhook accepting a message to the first reply in
     # its conversation stored after that (the reply of the turn that handled it).
-    replies: dict[int, list[Message]] = {}
-    for message in Message.objects.filter(direction="outbound").order_by("created_at"):
-        replies.setdefault(message.conversation_id, []).append(message)
+    replies: dict[int | None, list[Message]] = {}
+    for outbound in Message.objects.filter(direction="outbound").order_by("created_at"):
+        replies.setdefault(outbound.conversation_id, []).append(outbound)
     latencies = []
     for sid, at in accepted.items():
         message = inbound.get(sid)

@@ -54,7 +54,7 @@ from properties.models import Organization, Property  # noqa: E402
 from retrieval.documents import manifest_read  # noqa: E402
 from retrieval.embeddings import embedding_backend  # noqa: E402
 from retrieval.models import Chunk, Document  # noqa: E402
-from retrieval.search import SearchParams, knowledge_search, search_explain  # noqa: E402
+from retrieval.search import Mode, SearchParams, knowledge_search, search_explain  # noqa: E402
 from retrieval.services import document_chunks_build  # noqa: E402
 
 CHUNKS_PER_ORG = 500
@@ -226,7 +226,7 @@ CANDIDATE_INDEX = (
 )
 
 
-def latencies_ms(org_id: int, property_id: int | None, mode: str, queries, params: SearchParams) -> list[float]:
+def latencies_ms(org_id: int, property_id: int | None, mode: Mode, queries, params: SearchParams) -> list[float]:
     out = []
     for rep in range(2):
         for text, vector in queries:
@@ -275,9 +275,15 @@ def measure(built: dict, queries: list[tuple[str, list[float]]], params: SearchP
     print(f"  {'scope':<26}{'mode':<12}{'p50 ms':>8}{'p95 ms':>8}")
     for scope_name, (org_id, property_id) in built["scopes"].items():
         hnsw = SearchParams(**{**params.__dict__, "exact_scan_max_chunks": 0})
-        for mode, mode_params in (("hybrid", params), ("vector", params), ("keyword", params), ("vector-hnsw", hnsw)):
-            latencies = latencies_ms(org_id, property_id, mode.removesuffix("-hnsw"), queries, mode_params)
-            print(f"  {scope_name:<26}{mode:<12}{percentile(latencies, 50):>8.1f}{percentile(latencies, 95):>8.1f}")
+        runs: tuple[tuple[str, Mode, SearchParams], ...] = (
+            ("hybrid", "hybrid", params),
+            ("vector", "vector", params),
+            ("keyword", "keyword", params),
+            ("vector-hnsw", "vector", hnsw),
+        )
+        for label, mode, mode_params in runs:
+            latencies = latencies_ms(org_id, property_id, mode, queries, mode_params)
+            print(f"  {scope_name:<26}{label:<12}{percentile(latencies, 50):>8.1f}{percentile(latencies, 95):>8.1f}")
         # Recall of the vector leg forced onto HNSW (iterative scan) vs an exact scan.
         recalls = []
         for text, vector in queries:

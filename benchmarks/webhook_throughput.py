@@ -104,7 +104,7 @@ def audit(accepted: dict[str, float], warmup: list[dict[str, str]]) -> tuple[int
     )
     lost = sum(1 for sid in accepted if sid not in stored)
     duplicated = sum(n - 1 for n in stored.values())
-    queue = settings.CELERY_BROKER_TRANSPORT_OPTIONS["global_keyprefix"] + "inbound"
+    queue = f"{settings.CELERY_BROKER_TRANSPORT_OPTIONS['global_keyprefix']}inbound"
     tasks = redis.Redis.from_url(settings.REDIS_URL).llen(queue) - len(warmup)
     return lost, duplicated, tasks
 

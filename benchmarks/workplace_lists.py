@@ -149,7 +149,7 @@ def run(args) -> None:
     results: dict[str, dict[int, tuple[float, int, str]]] = {name: {} for name, _, _ in pages}
     for size in (args.small, args.large):
         call_command("flush", interactive=False, verbosity=0)
-        landlord = UserFactory(username="bench")
+        landlord = UserFactory.create(username="bench")
         orgs = [Organization.objects.create(name=f"Bench {n}", slug=f"bench-{n}") for n in range(2)]
         Membership.objects.create(user=landlord, organization=orgs[0])
         started = time.perf_counter()

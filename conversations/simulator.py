@@ -93,7 +93,7 @@ class TenantPhone:
         has arrived for ``settle`` seconds."""
         deadline = time.monotonic() + timeout
         replies: list[Message] = []
-        quiet_since = None
+        quiet_since = 0.0  # when the last reply arrived; read only once there is one
         while time.monotonic() < deadline:
             batch = self.new_replies()
             if batch:

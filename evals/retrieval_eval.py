@@ -38,7 +38,7 @@ from properties.models import Organization, Property
 from retrieval.documents import MANIFEST_NAME, file_text, manifest_read
 from retrieval.embeddings import embedding_backend
 from retrieval.models import Chunk
-from retrieval.search import MODES, SearchHit, SearchParams, knowledge_search
+from retrieval.search import MODES, Mode, SearchHit, SearchParams, knowledge_search
 from retrieval.services import document_ingest
 
 RANK_DEPTH = 10
@@ -269,7 +269,7 @@ def modes_measure(
     *,
     k: int,
     params: SearchParams,
-    modes: Iterable[str] = MODES,
+    modes: Iterable[Mode] = MODES,
     no_answer_scores: dict[str, list[float]] | None = None,
 ) -> dict[str, list[QueryResult]]:
     """Rank the answerable queries in each mode. When ``no_answer_scores`` is given,
@@ -292,6 +292,7 @@ def modes_measure(
                 timings=timings,
             )
             if not p.query.relevant:
+                assert no_answer_scores is not None  # skipped above otherwise
                 no_answer_scores.setdefault(mode, []).append(top_score(hits, mode))
                 continue
             result = score_query(p.query, hits, corpus.chunk_files, k=k, sql_ms=timings.get("sql_ms", 0.0))

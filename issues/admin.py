@@ -20,7 +20,7 @@ from properties.admin_display import ADMIN_CSS, age, badge, thumbnails
 from properties.admin_scoping import ScopedModelAdmin, ScopedTabularInline
 
 Status = Issue.Status
-STATUS_VERBS = {
+STATUS_VERBS: dict[str, str] = {
     Status.OPEN: "Reopen",
     Status.ACKNOWLEDGED: "Acknowledge",
     Status.SCHEDULED: "Schedule",

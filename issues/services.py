@@ -4,6 +4,7 @@ duplicate), attach the report's photos, and tell the landlord."""
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from datetime import timedelta
 
 from django.conf import settings
@@ -59,6 +60,8 @@ def issue_create(
         IssueUpdate.objects.create(issue=duplicate, author=IssueUpdate.Author.TENANT, body=description)
         _photos_attach(issue=duplicate, conversation=conversation)
         return duplicate, False
+    if conversation.property is None:  # gating allows create_issue only once the property is confirmed
+        raise ValueError(f"conversation {conversation.pk} has no confirmed property to report an issue for")
     issue = Issue.objects.create(
         organization_id=conversation.organization_id,
         property=conversation.property,
@@ -80,7 +83,7 @@ def issue_create(
 PHOTO_USABLE_STATES = (Media.DownloadState.PENDING, Media.DownloadState.DOWNLOADED)
 
 
-def report_photos(*, conversation: Conversation, message_ids: list[int] = ()) -> QuerySet[Media]:
+def report_photos(*, conversation: Conversation, message_ids: Sequence[int] = ()) -> QuerySet[Media]:
     """The photos of the report being gathered: images sent since it started
     (or in ``message_ids``, this turn's messages) that are not on an issue yet.
     A download that was rejected or failed is not a photo; one still

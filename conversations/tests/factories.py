@@ -5,7 +5,7 @@ from conversations.models import Conversation, Media, Message
 from properties.tests.factories import OrganizationFactory
 
 
-class ConversationFactory(factory.django.DjangoModelFactory):
+class ConversationFactory(factory.django.DjangoModelFactory[Conversation]):
     class Meta:
         model = Conversation
 
@@ -15,7 +15,7 @@ class ConversationFactory(factory.django.DjangoModelFactory):
     last_inbound_at = factory.LazyFunction(timezone.now)
 
 
-class MessageFactory(factory.django.DjangoModelFactory):
+class MessageFactory(factory.django.DjangoModelFactory[Message]):
     class Meta:
         model = Message
 
@@ -30,7 +30,7 @@ class MessageFactory(factory.django.DjangoModelFactory):
     status = Message.Status.RECEIVED
 
 
-class MediaFactory(factory.django.DjangoModelFactory):
+class MediaFactory(factory.django.DjangoModelFactory[Media]):
     class Meta:
         model = Media
 

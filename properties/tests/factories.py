@@ -1,12 +1,13 @@
 import datetime
 
 import factory
+from django.contrib.auth.models import User
 
 from issues.models import Issue
 from properties.models import Membership, Organization, Property, Tenancy, Tenant, WhatsAppNumber
 
 
-class OrganizationFactory(factory.django.DjangoModelFactory):
+class OrganizationFactory(factory.django.DjangoModelFactory[Organization]):
     class Meta:
         model = Organization
 
@@ -15,7 +16,7 @@ class OrganizationFactory(factory.django.DjangoModelFactory):
     country = "GB"
 
 
-class WhatsAppNumberFactory(factory.django.DjangoModelFactory):
+class WhatsAppNumberFactory(factory.django.DjangoModelFactory[WhatsAppNumber]):
     class Meta:
         model = WhatsAppNumber
 
@@ -23,7 +24,7 @@ class WhatsAppNumberFactory(factory.django.DjangoModelFactory):
     number = factory.Sequence(lambda n: f"+1415555{n:04d}")
 
 
-class PropertyFactory(factory.django.DjangoModelFactory):
+class PropertyFactory(factory.django.DjangoModelFactory[Property]):
     class Meta:
         model = Property
 
@@ -33,7 +34,7 @@ class PropertyFactory(factory.django.DjangoModelFactory):
     postcode = "LS1 1AA"
 
 
-class TenantFactory(factory.django.DjangoModelFactory):
+class TenantFactory(factory.django.DjangoModelFactory[Tenant]):
     class Meta:
         model = Tenant
 
@@ -42,7 +43,7 @@ class TenantFactory(factory.django.DjangoModelFactory):
     phone = factory.Sequence(lambda n: f"+4477009{n:05d}")
 
 
-class TenancyFactory(factory.django.DjangoModelFactory):
+class TenancyFactory(factory.django.DjangoModelFactory[Tenancy]):
     class Meta:
         model = Tenancy
 
@@ -51,7 +52,7 @@ class TenancyFactory(factory.django.DjangoModelFactory):
     start_date = datetime.date(2026, 1, 1)
 
 
-class UserFactory(factory.django.DjangoModelFactory):
+class UserFactory(factory.django.DjangoModelFactory[User]):
     class Meta:
         model = "auth.User"
 
@@ -60,7 +61,7 @@ class UserFactory(factory.django.DjangoModelFactory):
     password = factory.django.Password("password")
 
 
-class MembershipFactory(factory.django.DjangoModelFactory):
+class MembershipFactory(factory.django.DjangoModelFactory[Membership]):
     class Meta:
         model = Membership
 
@@ -68,7 +69,7 @@ class MembershipFactory(factory.django.DjangoModelFactory):
     organization = factory.SubFactory(OrganizationFactory)
 
 
-class IssueFactory(factory.django.DjangoModelFactory):
+class IssueFactory(factory.django.DjangoModelFactory[Issue]):
     class Meta:
         model = Issue
 

@@ -48,7 +48,7 @@ def png_bytes(rgb: tuple[int, int, int] = (200, 30, 30)) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", pixels) + chunk(b"IEND", b"")
 
 
-class ConversationFactory(factory.django.DjangoModelFactory):
+class ConversationFactory(factory.django.DjangoModelFactory[Conversation]):
     class Meta:
         model = Conversation
 
@@ -60,7 +60,7 @@ class ConversationFactory(factory.django.DjangoModelFactory):
     last_inbound_at = factory.LazyFunction(timezone.now)
 
 
-class MessageFactory(factory.django.DjangoModelFactory):
+class MessageFactory(factory.django.DjangoModelFactory[Message]):
     class Meta:
         model = Message
 
@@ -73,7 +73,7 @@ class MessageFactory(factory.django.DjangoModelFactory):
     provider_sid = factory.Sequence(lambda n: f"SM{n:032d}")
 
 
-class MediaFactory(factory.django.DjangoModelFactory):
+class MediaFactory(factory.django.DjangoModelFactory[Media]):
     class Meta:
         model = Media
 
@@ -85,7 +85,7 @@ class MediaFactory(factory.django.DjangoModelFactory):
     file = factory.LazyFunction(lambda: ContentFile(png_bytes(), name="photo.png"))
 
 
-class TurnFactory(factory.django.DjangoModelFactory):
+class TurnFactory(factory.django.DjangoModelFactory[Turn]):
     class Meta:
         model = Turn
 
@@ -144,30 +144,32 @@ class World:
 
 
 def world_build(name: str, *, phone_prefix: str) -> World:
-    organization = OrganizationFactory(name=f"{name} Lettings", slug=name.lower(), country="GB")
-    user = UserFactory(username=name.lower())
-    MembershipFactory(user=user, organization=organization, role=Membership.Role.OWNER)
-    number = WhatsAppNumberFactory(organization=organization, number=f"{phone_prefix}0000")
-    property = PropertyFactory(organization=organization, code=f"{name.upper()}-1", address=f"1 {name} Road, Leeds")
-    tenant = TenantFactory(organization=organization, name=f"{name}'s tenant", phone=f"{phone_prefix}1111")
-    tenancy = TenancyFactory(tenant=tenant, property=property, start_date=datetime.date(2026, 1, 1))
-    conversation = ConversationFactory(
+    organization = OrganizationFactory.create(name=f"{name} Lettings", slug=name.lower(), country="GB")
+    user = UserFactory.create(username=name.lower())
+    MembershipFactory.create(user=user, organization=organization, role=Membership.Role.OWNER)
+    number = WhatsAppNumberFactory.create(organization=organization, number=f"{phone_prefix}0000")
+    property = PropertyFactory.create(
+        organization=organization, code=f"{name.upper()}-1", address=f"1 {name} Road, Leeds"
+    )
+    tenant = TenantFactory.create(organization=organization, name=f"{name}'s tenant", phone=f"{phone_prefix}1111")
+    tenancy = TenancyFactory.create(tenant=tenant, property=property, start_date=datetime.date(2026, 1, 1))
+    conversation = ConversationFactory.create(
         organization=organization,
         phone=tenant.phone,
         tenant=tenant,
         property=property,
         emergency_category="flooding",
     )
-    inbound = MessageFactory(conversation=conversation, body=f"{name}: water coming through the ceiling!")
-    media = MediaFactory(message=inbound)
-    outbound = MessageFactory(
+    inbound = MessageFactory.create(conversation=conversation, body=f"{name}: water coming through the ceiling!")
+    media = MediaFactory.create(message=inbound)
+    outbound = MessageFactory.create(
         conversation=conversation,
         direction="outbound",
         author="assistant",
         status="sent",
         body=f"{name}: turn off the water at the stopcock.",
     )
-    turn = TurnFactory(conversation=conversation, message_ids=[inbound.pk])
+    turn = TurnFactory.create(conversation=conversation, message_ids=[inbound.pk])
     alert = EmergencyAlert.objects.create(
         organization=organization,
         conversation=conversation,
@@ -177,7 +179,7 @@ def world_build(name: str, *, phone_prefix: str) -> World:
         status=EmergencyAlert.Status.CONFIRMED,
         validation_reasoning="Active leak through a ceiling.",
     )
-    emergency = IssueFactory(
+    emergency = IssueFactory.create(
         organization=organization,
         property=property,
         tenant=tenant,
@@ -189,7 +191,7 @@ def world_build(name: str, *, phone_prefix: str) -> World:
         photo=Issue.Photo.PROVIDED,
     )
     IssuePhoto.objects.create(issue=emergency, media=media)
-    routine = IssueFactory(
+    routine = IssueFactory.create(
         organization=organization,
         property=property,
         tenant=tenant,

@@ -83,9 +83,8 @@ class Command(BaseCommand):
             if not no_seed:
                 with _stderr_to(log):  # the embedding model's loading messages
                     demo_prepare(stdout=log)
-            output = {"stdout": log, "stderr": subprocess.STDOUT} if log else {}
             children = {
-                name: subprocess.Popen(command, env=env, **output)
+                name: subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT if log else None)
                 for name, command in self._commands(bind=bind, web_workers=web_workers).items()
             }
             self._banner(bind, log_path=service_log)
