@@ -125,7 +125,7 @@ def _landlord_text(alert: EmergencyAlert, conversation: Conversation) -> str:
 def _where(conversation: Conversation) -> str:
     """Where the emergency is, for the landlord. A first message is alerted
     before the turn engine has linked the tenant, so look the number up."""
-    if conversation.property_id:
+    if conversation.property is not None:  # no query when property_id is None
         return conversation.property.address
     tenant = (
         conversation.tenant
