@@ -49,7 +49,7 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
         .order_by("-created_at", "-id")[: settings.TURN_HISTORY_MESSAGES]
     )[::-1]
     tenant_properties = (
-        [t.property for t in tenancies_current(tenant=conversation.tenant)] if conversation.tenant_id else []
+        [t.property for t in tenancies_current(tenant=conversation.tenant)] if conversation.tenant is not None else []
     )
     scope = conversation.property or (tenant_properties[0] if len(tenant_properties) == 1 else None)
     open_issues = (
@@ -64,8 +64,8 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
         emergency=bool(conversation.emergency_category),
         photo_received=photo_received,
         property_codes=tuple(p.code for p in tenant_properties),
-        candidate_code=conversation.candidate_property.code if conversation.candidate_property_id else "",
-        property_code=conversation.property.code if conversation.property_id else "",
+        candidate_code=conversation.candidate_property.code if conversation.candidate_property is not None else "",
+        property_code=conversation.property.code if conversation.property is not None else "",
     )
     return TurnContext(
         conversation=conversation,
@@ -103,12 +103,12 @@ def turn_context_render(context: TurnContext) -> str:
     lines = [
         f"Now: {timezone.localtime(timezone.now(), zone):%Y-%m-%d %H:%M} ({zone.key}; all times below are local). "
         f"Agency: {c.organization.name} (country {c.organization.country}).",
-        f"Tenant phone: {c.phone}. Tenant: {c.tenant.name if c.tenant_id else 'not on our records'}.",
+        f"Tenant phone: {c.phone}. Tenant: {c.tenant.name if c.tenant is not None else 'not on our records'}.",
         f"identity_status: {s.identity}",
         f"gathering_state: {s.gathering}",
-        f"Property: {c.property.code + ' - ' + c.property.address if c.property_id else 'not confirmed'}",
+        f"Property: {c.property.code + ' - ' + c.property.address if c.property is not None else 'not confirmed'}",
     ]
-    if s.candidate_code:
+    if s.candidate_code and c.candidate_property is not None:
         lines.append(
             "Candidate property awaiting the tenant's confirmation: "
             f"{s.candidate_code} - {c.candidate_property.address}"

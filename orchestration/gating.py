@@ -10,6 +10,7 @@ result, saying what to do instead.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from conversations.models import GatheringState as G
 from conversations.models import IdentityStatus as I
@@ -64,7 +65,7 @@ class Snapshot:
     property_codes: tuple[str, ...] = ()  # the tenant's current tenancies
     candidate_code: str = ""
     property_code: str = ""  # the confirmed property, the only one issues may be created for
-    extra: dict = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 def gathering_after(tool: str, gathering: str) -> str:
@@ -75,7 +76,7 @@ def identity_after(tool: str, outcome: str, identity: str) -> str:
     return IDENTITY_TRANSITIONS.get((tool, outcome), {}).get(identity, identity)
 
 
-def rejection(tool: str, tool_input: dict, snapshot: Snapshot) -> str | None:
+def rejection(tool: str, tool_input: dict[str, Any], snapshot: Snapshot) -> str | None:
     """None when the call is allowed now, else why not and what to do instead."""
     allowed_identity = IDENTITY_FOR_TOOL.get(tool)
     if allowed_identity and snapshot.identity not in allowed_identity:
@@ -106,7 +107,7 @@ def rejection(tool: str, tool_input: dict, snapshot: Snapshot) -> str | None:
     return None
 
 
-def _confirm_property_rejection(tool_input: dict, snapshot: Snapshot) -> str | None:
+def _confirm_property_rejection(tool_input: dict[str, Any], snapshot: Snapshot) -> str | None:
     if not tool_input.get("confirmed"):
         if not snapshot.candidate_code:
             return "There is no candidate property to reject; ask which property the tenant means."
@@ -121,7 +122,7 @@ def _confirm_property_rejection(tool_input: dict, snapshot: Snapshot) -> str | N
     return None
 
 
-def _create_issue_rejection(tool_input: dict, snapshot: Snapshot) -> str | None:
+def _create_issue_rejection(tool_input: dict[str, Any], snapshot: Snapshot) -> str | None:
     if not snapshot.property_code:
         return "create_issue needs the tenant's property confirmed first (confirm_property)."
     photo = tool_input.get("photo")

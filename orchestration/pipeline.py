@@ -13,6 +13,7 @@ a result whose messages another worker handled first.
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 
 from django.conf import settings
 from django.db import transaction
@@ -56,7 +57,7 @@ def inbound_process(*, message_id: int) -> float | None:
     return None
 
 
-def _pending(conversation_id: int) -> list[tuple[int, object]]:
+def _pending(conversation_id: int) -> list[tuple[int, datetime]]:
     with transaction.atomic():
         # Waits for a turn that is being applied right now, so we never read
         # half of its effects.

@@ -77,6 +77,8 @@ def conversation_property_confirm(*, conversation: Conversation, property_code: 
     prop = conversation.candidate_property
     if property_code and (prop is None or prop.code != property_code):
         prop = Property.objects.get(organization_id=conversation.organization_id, code=property_code)
+    if prop is None:  # gating lets confirm_property through only with a candidate or a code
+        raise Property.DoesNotExist("no candidate property to confirm and no property_code given")
     conversation.property = prop
     conversation.candidate_property = None
     conversation.save(update_fields=["property", "candidate_property", "updated_at"])

@@ -158,6 +158,6 @@ def tool_input_errors(name: str, tool_input: dict) -> list[str]:
             errors.append(f"{key!r} must be a {spec['type']}")
         elif "enum" in spec and value not in spec["enum"]:
             errors.append(f"{key!r} must be one of {', '.join(spec['enum'])}")
-        elif spec["type"] == "string" and key in schema["required"] and not value.strip():
+        elif isinstance(value, str) and key in schema["required"] and not value.strip():
             errors.append(f"{key!r} must not be empty")
     return errors

@@ -46,8 +46,7 @@ def tenant_says(post_inbound, settings):
         phones.add(phone)
         if model is not None:
             scripted_queue(phone=phone, calls=model)
-        before = Message.objects.filter(direction="outbound").values_list("id", flat=True)
-        before = max(before, default=0)
+        before = max(Message.objects.filter(direction="outbound").values_list("id", flat=True), default=0)
         response = post_inbound(phone=phone, to=ORG_NUMBER, body=text, media=media)
         assert response.status_code == 200
         message = Message.objects.get(provider_sid=response.params["MessageSid"])
