@@ -10,15 +10,14 @@ from rest_framework.pagination import CursorPagination, PageNumberPagination
 class PagePagination(PageNumberPagination):
     page_size_query_param = "page_size"
 
-    @property
-    def max_page_size(self) -> int:
-        return settings.API_MAX_PAGE_SIZE
+    def __init__(self) -> None:
+        # Read per request (a view makes one paginator per request), not at import.
+        self.max_page_size = settings.API_MAX_PAGE_SIZE
 
 
 class MessageCursorPagination(CursorPagination):
     ordering = ("created_at", "id")
     page_size_query_param = "page_size"
 
-    @property
-    def max_page_size(self) -> int:
-        return settings.API_MAX_PAGE_SIZE
+    def __init__(self) -> None:
+        self.max_page_size = settings.API_MAX_PAGE_SIZE
