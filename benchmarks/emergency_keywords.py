@@ -69,7 +69,7 @@ def main() -> None:
             for country, o in orgs.items()
         }
         receiver_ms = {True: [], False: []}
-        with mock.patch("conversations.tasks_queue.queue_task"):  # no broker in this measurement
+        with mock.patch("config.tasks.queue_task"):  # no broker in this measurement
             for n in range(min(args.messages, 400)):
                 row = rows[n % len(rows)]
                 conversation = conversations[row.get("country", "GB")]

@@ -8,6 +8,8 @@ import os
 from celery import Celery
 from kombu import Queue
 
+from config import tasks
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("repairs")
@@ -17,10 +19,10 @@ app.conf.task_queues = [Queue(name) for name in QUEUES]
 app.conf.task_default_queue = "default"
 # Which queue each task goes to, in one table (tasks not listed go to ``default``).
 app.conf.task_routes = {
-    "inbound.process": {"queue": "inbound"},
-    "outbound.send": {"queue": "outbound"},
-    "emergency.validate": {"queue": "llm"},
-    "evals.judge": {"queue": "llm"},
-    "retrieval.embed_document": {"queue": "embeddings"},
+    tasks.INBOUND_PROCESS: {"queue": "inbound"},
+    tasks.OUTBOUND_SEND: {"queue": "outbound"},
+    tasks.EMERGENCY_VALIDATE: {"queue": "llm"},
+    tasks.EVALS_JUDGE: {"queue": "llm"},
+    tasks.RETRIEVAL_EMBED_DOCUMENT: {"queue": "embeddings"},
 }
 app.autodiscover_tasks()

@@ -24,9 +24,9 @@ from django.db import transaction
 from django.db.models import Case, F, Q, Value, When
 from django.utils import timezone
 
+from config.tasks import OUTBOUND_SEND, queue_task
 from conversations.models import Conversation, Message
 from conversations.senders import OutgoingMessage, SendError, sender
-from conversations.tasks_queue import queue_task
 from conversations.twilio_client import phone_mask
 
 logger = logging.getLogger(__name__)
@@ -280,5 +280,5 @@ def _window_closed_resend(*, provider_sid: str, message_id: int | None, reason: 
         message.save(
             update_fields=["raw_payload", "status", "provider_sid", "error_code", "error_message", "status_updated_at"]
         )
-        transaction.on_commit(lambda: queue_task("outbound.send", [[message.pk]]))
+        transaction.on_commit(lambda: queue_task(OUTBOUND_SEND, [[message.pk]]))
     logger.info("message %s: Twilio reported 63016, queued again as a template", message.pk)

@@ -19,9 +19,9 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, transaction
 
+from config.tasks import INBOUND_PROCESS, MEDIA_DOWNLOAD, queue_task
 from conversations.models import Conversation, Media, Message
 from conversations.signals import inbound_stored
-from conversations.tasks_queue import queue_task
 from conversations.twilio_client import media_host_allowed, phone_mask
 from properties.models import Organization, WhatsAppNumber
 
@@ -155,10 +155,10 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
             media = _media_record(message, media_urls, params)
             if conversation is not None:
                 Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=message.created_at)
-                transaction.on_commit(lambda: queue_task("inbound.process", [message.pk]))
+                transaction.on_commit(lambda: queue_task(INBOUND_PROCESS, [message.pk]))
             for item in media:
                 if item.download_state == Media.DownloadState.PENDING:
-                    transaction.on_commit(lambda pk=item.pk: queue_task("media.download", [pk]))
+                    transaction.on_commit(lambda pk=item.pk: queue_task(MEDIA_DOWNLOAD, [pk]))
     if not stored:
         logger.info("repeated delivery of %s", sid[:SID_MAX_CHARS])
         return _repeat(provider_sid=message.provider_sid)

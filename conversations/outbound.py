@@ -12,12 +12,11 @@ import re
 
 from django.db import transaction
 
+from config.tasks import OUTBOUND_SEND, queue_task
 from conversations.models import Conversation, Message
-from conversations.tasks_queue import queue_task
 from properties.models import Organization
 
 WHATSAPP_MAX_CHARS = 1600
-SEND_TASK = "outbound.send"
 
 
 def text_split(body: str, *, limit: int = WHATSAPP_MAX_CHARS) -> list[str]:
@@ -82,4 +81,4 @@ def outbound_text_queue(
 def outbound_send_queue(message_ids: list[int]) -> None:
     """Queue sending, in order. If Redis is down the rows stay ``pending`` and
     the sweeper queues them later."""
-    queue_task(SEND_TASK, [message_ids])
+    queue_task(OUTBOUND_SEND, [message_ids])

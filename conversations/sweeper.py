@@ -12,8 +12,8 @@ from django.conf import settings
 from django.db.models import Max
 from django.utils import timezone
 
+from config.tasks import INBOUND_PROCESS, MEDIA_DOWNLOAD, OUTBOUND_SEND, queue_task
 from conversations.models import Media, Message
-from conversations.tasks_queue import queue_task
 
 logger = logging.getLogger(__name__)
 
@@ -37,7 +37,7 @@ def channel_sweep(*, now=None) -> dict[str, int]:
     )
     inbound = [row["last"] for row in newest]
     for message_id in inbound:
-        queue_task("inbound.process", [message_id])
+        queue_task(INBOUND_PROCESS, [message_id])
 
     # A worker that died between claiming and recording a send leaves
     # "sending" behind: send again (at least once beats never).
@@ -52,7 +52,7 @@ def channel_sweep(*, now=None) -> dict[str, int]:
         .values_list("id", flat=True)[:1000]
     )
     if pending:
-        queue_task("outbound.send", [pending])
+        queue_task(OUTBOUND_SEND, [pending])
 
     media = list(
         Media.objects.filter(download_state=Media.DownloadState.PENDING, created_at__lt=outbound_cutoff).values_list(
@@ -60,7 +60,7 @@ def channel_sweep(*, now=None) -> dict[str, int]:
         )[:500]
     )
     for media_id in media:
-        queue_task("media.download", [media_id])
+        queue_task(MEDIA_DOWNLOAD, [media_id])
 
     counts = {"inbound": len(inbound), "outbound": len(pending), "stale_sending": stale_sending, "media": len(media)}
     if any(counts.values()):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from celery import shared_task
 
+from config.tasks import CHANNEL_SWEEP, MEDIA_DOWNLOAD, OUTBOUND_SEND
 from conversations.delivery import SendRetry, message_send
 from conversations.media import MediaRetry, media_download, media_mark_failed
 from conversations.sweeper import channel_sweep
 
 
-@shared_task(name="outbound.send", acks_late=True, bind=True, max_retries=5)
+@shared_task(name=OUTBOUND_SEND, acks_late=True, bind=True, max_retries=5)
 def send_outbound(self, message_ids: list[int]) -> None:
     """Send in order; on a transient failure retry from the failed message on."""
     for position, message_id in enumerate(message_ids):
@@ -21,7 +22,7 @@ def send_outbound(self, message_ids: list[int]) -> None:
             raise self.retry(args=[message_ids[position:]], exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
 
 
-@shared_task(name="media.download", acks_late=True, bind=True, max_retries=4)
+@shared_task(name=MEDIA_DOWNLOAD, acks_late=True, bind=True, max_retries=4)
 def download_media(self, media_id: int) -> None:
     try:
         media_download(media_id=media_id)
@@ -32,6 +33,6 @@ def download_media(self, media_id: int) -> None:
         raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
 
 
-@shared_task(name="channel.sweep", acks_late=True)
+@shared_task(name=CHANNEL_SWEEP, acks_late=True)
 def sweep() -> dict[str, int]:
     return channel_sweep()

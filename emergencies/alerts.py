@@ -11,9 +11,9 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_VALIDATE, queue_task
 from conversations.models import Conversation, Message
 from conversations.outbound import outbound_text_queue
-from conversations.tasks_queue import queue_task
 from emergencies.models import EmergencyAlert, SafetyMessage
 from properties.models import Tenant
 from properties.selectors import tenancies_current
@@ -101,9 +101,9 @@ def _alert_create(*, conversation, message, category, matched_rules, source, saf
                 author=Message.Author.SYSTEM,
                 purpose="emergency_alert",
             )
-        transaction.on_commit(lambda: queue_task("emergency.notify_email", [alert.pk]))
+        transaction.on_commit(lambda: queue_task(EMERGENCY_NOTIFY_EMAIL, [alert.pk]))
         if source == EmergencyAlert.Source.KEYWORD:
-            transaction.on_commit(lambda: queue_task("emergency.validate", [alert.pk]))
+            transaction.on_commit(lambda: queue_task(EMERGENCY_VALIDATE, [alert.pk]))
     logger.warning("emergency alert %s (%s) raised for conversation %s", alert.pk, category, conversation.pk)
     return alert
 

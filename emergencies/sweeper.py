@@ -8,7 +8,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from conversations.tasks_queue import queue_task
+from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_VALIDATE, queue_task
 from emergencies.models import EmergencyAlert
 
 
@@ -22,7 +22,7 @@ def emergency_sweep() -> dict[str, int]:
     )
     unnotified = list(old.filter(landlord_notified_at__isnull=True).values_list("id", flat=True)[:200])
     for alert_id in pending:
-        queue_task("emergency.validate", [alert_id])
+        queue_task(EMERGENCY_VALIDATE, [alert_id])
     for alert_id in unnotified:
-        queue_task("emergency.notify_email", [alert_id])
+        queue_task(EMERGENCY_NOTIFY_EMAIL, [alert_id])
     return {"validate": len(pending), "notify": len(unnotified)}

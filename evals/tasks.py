@@ -12,13 +12,14 @@ from django.conf import settings
 from django.core.management import call_command
 from django.utils import timezone
 
+from config.tasks import EVALS_JUDGE, EVALS_RETRIEVAL
 from evals.judge import JUDGE_NEEDS_CLAUDE, conversations_judge, judge_available
 from evals.models import EvalRun
 
 logger = logging.getLogger(__name__)
 
 
-@shared_task(name="evals.retrieval", acks_late=True)
+@shared_task(name=EVALS_RETRIEVAL, acks_late=True)
 def scheduled_retrieval_eval() -> int:
     run = EvalRun.objects.create(kind=EvalRun.Kind.RETRIEVAL)
     out = io.StringIO()
@@ -33,7 +34,7 @@ def scheduled_retrieval_eval() -> int:
     return run.pk
 
 
-@shared_task(name="evals.judge", acks_late=True)
+@shared_task(name=EVALS_JUDGE, acks_late=True)
 def scheduled_judge() -> int:
     run = EvalRun.objects.create(kind=EvalRun.Kind.JUDGE)
     if not judge_available():

@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from conversations.tasks_queue import queue_task
+from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_SWEEP, EMERGENCY_VALIDATE, INBOUND_PROCESS, queue_task
 from emergencies.alerts import emergency_notify_email
 from emergencies.sweeper import emergency_sweep
 from emergencies.validation import emergency_validate, emergency_validation_failed
@@ -13,14 +13,14 @@ from llm.types import LLMMisconfigured, LLMUnavailable
 from orchestration.pipeline import inbound_process
 
 
-@shared_task(name="inbound.process", acks_late=True)
+@shared_task(name=INBOUND_PROCESS, acks_late=True)
 def process_inbound(message_id: int) -> None:
     wait = inbound_process(message_id=message_id)
     if wait:
-        queue_task("inbound.process", [message_id], countdown=wait)
+        queue_task(INBOUND_PROCESS, [message_id], countdown=wait)
 
 
-@shared_task(name="emergency.validate", acks_late=True, bind=True)
+@shared_task(name=EMERGENCY_VALIDATE, acks_late=True, bind=True)
 def validate_emergency(self, alert_id: int) -> None:
     try:
         emergency_validate(alert_id=alert_id)
@@ -34,11 +34,11 @@ def validate_emergency(self, alert_id: int) -> None:
         raise self.retry(exc=exc, countdown=backoff, max_retries=settings.EMERGENCY_VALIDATION_MAX_RETRIES) from exc
 
 
-@shared_task(name="emergency.notify_email", acks_late=True)
+@shared_task(name=EMERGENCY_NOTIFY_EMAIL, acks_late=True)
 def notify_emergency_email(alert_id: int) -> None:
     emergency_notify_email(alert_id=alert_id)
 
 
-@shared_task(name="emergency.sweep", acks_late=True)
+@shared_task(name=EMERGENCY_SWEEP, acks_late=True)
 def sweep_emergencies() -> dict[str, int]:
     return emergency_sweep()

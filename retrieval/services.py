@@ -23,14 +23,13 @@ from collections.abc import Callable
 from django.conf import settings
 from django.db import transaction
 
+from config.tasks import RETRIEVAL_EMBED_DOCUMENT, queue_task
 from properties.models import Organization, Property
 from retrieval.chunking import ChunkDraft, chunk_document
 from retrieval.embeddings import embedding_backend
 from retrieval.models import Chunk, Document
 
 logger = logging.getLogger(__name__)
-
-EMBED_TASK_NAME = "retrieval.embed_document"
 
 ProgressCallback = Callable[[int, int], None]
 
@@ -128,10 +127,8 @@ def document_copies_delete(*, document: Document) -> list[Document]:
 
 def document_embed_queue(*, document: Document) -> None:
     """Queue the embedding of ``document`` once the current transaction commits."""
-    from retrieval.tasks import embed_document
-
     document_id = document.pk
-    transaction.on_commit(lambda: embed_document.apply_async(args=[document_id]))
+    transaction.on_commit(lambda: queue_task(RETRIEVAL_EMBED_DOCUMENT, [document_id]))
 
 
 def document_chunks_build(*, title: str, text: str) -> list[ChunkDraft]:
@@ -210,8 +207,6 @@ def document_pending_requeue(*, older_than_seconds: int) -> int:
     ids = list(
         Document.objects.filter(status=Document.Status.PENDING, updated_at__lt=cutoff).values_list("pk", flat=True)
     )
-    from retrieval.tasks import embed_document
-
     for document_id in ids:
-        embed_document.apply_async(args=[document_id])
+        queue_task(RETRIEVAL_EMBED_DOCUMENT, [document_id])
     return len(ids)

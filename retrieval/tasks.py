@@ -5,12 +5,13 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
+from config.tasks import RETRIEVAL_EMBED_DOCUMENT, RETRIEVAL_REQUEUE_PENDING
 from retrieval.embeddings import EmbeddingUnavailable
 from retrieval.services import document_embed, document_pending_requeue
 
 
 @shared_task(
-    name="retrieval.embed_document",
+    name=RETRIEVAL_EMBED_DOCUMENT,
     acks_late=True,
     autoretry_for=(EmbeddingUnavailable,),
     retry_backoff=True,
@@ -21,7 +22,7 @@ def embed_document(document_id: int) -> None:
     document_embed(document_id=document_id)
 
 
-@shared_task(name="retrieval.requeue_pending", acks_late=True)
+@shared_task(name=RETRIEVAL_REQUEUE_PENDING, acks_late=True)
 def requeue_pending() -> int:
     """Beat: documents whose embedding task was lost are queued again."""
     return document_pending_requeue(older_than_seconds=settings.EMBEDDING_REQUEUE_AFTER_SECONDS)

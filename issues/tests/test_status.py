@@ -3,8 +3,8 @@ import datetime
 import pytest
 from django.utils import timezone
 
+from config.tasks import OUTBOUND_SEND
 from conversations.models import Conversation, Message
-from conversations.outbound import SEND_TASK
 from issues.models import Issue, IssueUpdate
 from issues.status import TRANSITIONS, IssueStatusError, issue_status_change
 from properties.tests.factories import IssueFactory, TenantFactory, UserFactory
@@ -157,7 +157,7 @@ def test_bad_input_is_refused_without_changes(issue):
 
 
 def test_send_task_name_is_the_channel_contract():
-    assert SEND_TASK == "outbound.send"
+    assert OUTBOUND_SEND == "outbound.send"
 
 
 @pytest.mark.django_db(transaction=True)

@@ -1,5 +1,3 @@
-from unittest import mock
-
 import pytest
 
 from properties.tests.factories import OrganizationFactory, PropertyFactory
@@ -81,16 +79,15 @@ def test_bad_input_is_refused_clearly(alice):
     assert not Document.objects.exists()
 
 
-def test_queued_ingest_waits_for_commit_then_queues_the_embedding_task(alice, django_capture_on_commit_callbacks):
+def test_queued_ingest_waits_for_commit_then_queues_the_embedding_task(
+    alice, queued, django_capture_on_commit_callbacks
+):
     # Only the broker hand-off is replaced here; the worker test runs the real task.
-    with (
-        mock.patch("retrieval.tasks.embed_document.apply_async") as apply_async,
-        django_capture_on_commit_callbacks(execute=True) as callbacks,
-    ):
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
         document = document_ingest(organization=alice, title="Boiler", source_name="b.md", content=BOILER)
-        apply_async.assert_not_called()
+        assert queued == []
     assert len(callbacks) == 1
-    apply_async.assert_called_once_with(args=[document.pk])
+    assert queued == [("retrieval.embed_document", [document.pk], "embeddings")]
     assert document.status == Document.Status.PENDING
     assert not document.chunks.exists()
 

@@ -1,0 +1,45 @@
+"""The project's Celery task names and the one way to queue a task.
+
+Every ``@shared_task`` takes its name from here, ``config/celery.py`` routes by
+these names, and every caller queues through ``queue_task`` with one of them,
+so nothing imports the module that defines a task just to queue it.
+
+If Redis is down the caller carries on: what was stored in PostgreSQL stays
+there, and the sweeper queues it once Redis answers again."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+# Channel (conversations/tasks.py)
+OUTBOUND_SEND = "outbound.send"
+MEDIA_DOWNLOAD = "media.download"
+CHANNEL_SWEEP = "channel.sweep"
+# Turn engine (orchestration/tasks.py)
+INBOUND_PROCESS = "inbound.process"
+# Emergencies (orchestration/tasks.py)
+EMERGENCY_VALIDATE = "emergency.validate"
+EMERGENCY_NOTIFY_EMAIL = "emergency.notify_email"
+EMERGENCY_SWEEP = "emergency.sweep"
+# Retrieval (retrieval/tasks.py)
+RETRIEVAL_EMBED_DOCUMENT = "retrieval.embed_document"
+RETRIEVAL_REQUEUE_PENDING = "retrieval.requeue_pending"
+# Evaluations (evals/tasks.py)
+EVALS_RETRIEVAL = "evals.retrieval"
+EVALS_JUDGE = "evals.judge"
+
+
+def queue_task(name: str, args: list[Any], *, countdown: float | None = None) -> bool:
+    """Queue task ``name`` (one of the constants above) with ``args``; False
+    when the broker could not be reached."""
+    from config.celery import app
+
+    try:
+        app.send_task(name, args=args, countdown=countdown)  # queue from task_routes
+    except Exception as exc:  # broker unreachable: the sweeper re-queues from the database
+        logger.warning("could not queue %s%s (%s); the sweeper will retry", name, args, exc)
+        return False
+    return True
