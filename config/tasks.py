@@ -20,7 +20,7 @@ MEDIA_DOWNLOAD = "media.download"
 CHANNEL_SWEEP = "channel.sweep"
 # Turn engine (orchestration/tasks.py)
 INBOUND_PROCESS = "inbound.process"
-# Emergencies (orchestration/tasks.py)
+# Emergencies (emergencies/tasks.py)
 EMERGENCY_VALIDATE = "emergency.validate"
 EMERGENCY_NOTIFY_EMAIL = "emergency.notify_email"
 EMERGENCY_SWEEP = "emergency.sweep"

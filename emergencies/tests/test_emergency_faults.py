@@ -9,7 +9,7 @@ import pytest
 from conversations.models import Conversation, Message
 from emergencies.models import EmergencyAlert
 from emergencies.sweeper import emergency_sweep
-from orchestration.tasks import validate_emergency
+from emergencies.tasks import validate_emergency
 from orchestration.testing.anthropic_stub import error_reply
 from orchestration.testing.fixtures import ORG_NUMBER, PHONE
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from emergencies.models import EmergencyAlert
-from orchestration.tasks import validate_emergency
+from emergencies.tasks import validate_emergency
 from orchestration.testing.anthropic_stub import StubReply, error_reply, text_response, tool_use_response
 from orchestration.testing.fixtures import ORG_NUMBER, PHONE
 
