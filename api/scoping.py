@@ -6,6 +6,8 @@ organizations its user is a member of."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.db.models import QuerySet
 from django.shortcuts import get_object_or_404
 from rest_framework.exceptions import ValidationError
@@ -25,6 +27,14 @@ class OrganizationScopedApi:
 
     def scoped_object(self, queryset: QuerySet, **lookup):
         return get_object_or_404(self.scoped(queryset), **lookup)
+
+    def selected(self, selector: Callable[..., QuerySet]) -> QuerySet:
+        """A selector's rows (``issue_list``, ...) in the caller's organizations;
+        the admin reads through the same selectors."""
+        return selector(organization_ids=self.organization_ids())
+
+    def selected_object(self, selector: Callable[..., QuerySet], **lookup):
+        return get_object_or_404(self.selected(selector), **lookup)
 
     def organization_for_write(self, organization_id: int | None) -> Organization:
         """The organization a new row goes into: the one asked for (if the

@@ -7,14 +7,15 @@ from __future__ import annotations
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
-from django.db.models import Case, IntegerField, Prefetch, Value, When
+from django.db.models import Case, IntegerField, Value, When
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 
 from issues.admin_forms import IssueStatusForm, ScheduleForm
 from issues.models import Issue, IssuePhoto, IssueUpdate
+from issues.selectors import issue_list
 from issues.status import TRANSITIONS, IssueStatusError, issue_status_change
 from properties.admin_display import ADMIN_CSS, age, badge, thumbnails
 from properties.admin_scoping import ScopedModelAdmin, ScopedTabularInline
@@ -135,11 +136,14 @@ class IssueAdmin(ScopedModelAdmin):
         "created_at",
         "updated_at",
         "conversation_link",
+        "tenant_phone",
+        "emergency_alerts",
     ]
     fieldsets = [
         (None, {"fields": ["organization", "reference", "title", "description", "location"]}),
         ("Triage", {"fields": ["urgency", "category", "photo"]}),
-        ("Where and who", {"fields": ["property", "tenant", "conversation", "conversation_link"]}),
+        ("Where and who", {"fields": ["property", "tenant", "tenant_phone", "conversation", "conversation_link"]}),
+        ("Emergency", {"fields": ["emergency_alerts"]}),
         (
             "Progress",
             {
@@ -154,14 +158,7 @@ class IssueAdmin(ScopedModelAdmin):
         css = {"all": [ADMIN_CSS]}
 
     def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(attention=attention())
-            .prefetch_related(
-                Prefetch("photos", queryset=IssuePhoto.objects.select_related("media").order_by("created_at", "pk"))
-            )
-        )
+        return self.queryset_selected(request, issue_list).annotate(attention=attention())
 
     def get_ordering(self, request):
         # What needs attention first: open emergencies, then urgent, then the rest.
@@ -203,6 +200,36 @@ class IssueAdmin(ScopedModelAdmin):
         return thumbnails([photo.media for photo in obj.photos.all()])
 
     @admin.display(description="Conversation")
+    @admin.display(description="Tenant's phone")
+    def tenant_phone(self, obj):
+        phone = obj.tenant.phone if obj.tenant_id else (obj.conversation.phone if obj.conversation_id else "")
+        return phone or "—"
+
+    @admin.display(description="Alerts in this conversation")
+    def emergency_alerts(self, obj):
+        """Each alert with what raised it, the model's verdict and the safety
+        advice the tenant was sent (read through the conversation: issues do
+        not import emergencies)."""
+        if obj.conversation_id is None:
+            return "—"
+        alerts = list(obj.conversation.emergency_alerts.order_by("created_at"))
+        if not alerts:
+            return "—"
+        return format_html_join(
+            "",
+            "<p><strong>{}</strong> · {} · {}<br>{}<br><em>Safety advice sent:</em> {}</p>",
+            (
+                (
+                    alert.get_category_display(),
+                    alert.get_status_display(),
+                    alert.created_at.strftime("%d %b %H:%M"),
+                    alert.trigger,
+                    alert.safety_reply or "—",
+                )
+                for alert in alerts
+            ),
+        )
+
     def conversation_link(self, obj):
         if obj.conversation_id is None:
             return "—"

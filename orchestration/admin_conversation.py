@@ -8,13 +8,14 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Exists, OuterRef, Prefetch, Subquery
+from django.db.models import Exists, OuterRef, Subquery
 from django.http import HttpResponseRedirect
 from django.urls import path, reverse
 from django.utils.text import Truncator
 from django.views.decorators.http import require_POST
 
-from conversations.models import Conversation, Media, Message
+from conversations.models import Conversation, Message
+from conversations.selectors import conversation_list, message_list
 from conversations.takeover import (
     LANDLORD_MESSAGE_MAX_CHARS,
     ConversationActionError,
@@ -129,17 +130,13 @@ class ConversationAdmin(ScopedModelAdmin):
 
     def get_queryset(self, request):
         last_message = Message.objects.filter(conversation=OuterRef("pk")).order_by("-created_at", "-id")
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(
-                has_emergency=Exists(
-                    EmergencyAlert.objects.filter(conversation=OuterRef("pk")).exclude(
-                        status=EmergencyAlert.Status.DISMISSED
-                    )
-                ),
-                last_body=Subquery(last_message.values("body")[:1]),
-            )
+        return self.queryset_selected(request, conversation_list).annotate(
+            has_emergency=Exists(
+                EmergencyAlert.objects.filter(conversation=OuterRef("pk")).exclude(
+                    status=EmergencyAlert.Status.DISMISSED
+                )
+            ),
+            last_body=Subquery(last_message.values("body")[:1]),
         )
 
     # --- columns ---
@@ -246,9 +243,7 @@ class ConversationAdmin(ScopedModelAdmin):
 def conversation_page_context(conversation: Conversation, *, show_all: bool = False) -> dict:
     """The transcript as one timeline: messages (with their photos) and, after
     the inbound messages each turn handled, that turn's trace."""
-    messages_qs = conversation.messages.prefetch_related(
-        Prefetch("media", queryset=Media.objects.order_by("index"))
-    ).order_by("-created_at", "-id")
+    messages_qs = message_list(conversation=conversation).order_by("-created_at", "-id")
     total = conversation.messages.count()
     recent = list(messages_qs if show_all else messages_qs[:TRANSCRIPT_RECENT])
     recent.reverse()

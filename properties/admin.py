@@ -7,19 +7,16 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
-from django.db.models import Count, Q
 
 from properties.admin_scoping import ALL_PERMISSIONS, ScopedModelAdmin, ScopedModelForm, ScopedTabularInline
 from properties.models import Membership, Organization, Property, Tenancy, Tenant, WhatsAppNumber
+from properties.selectors import property_list
 from properties.services import phone_normalize
 
 admin.site.site_header = "Repairs: landlord workplace"
 admin.site.site_title = "Repairs"
 admin.site.index_title = "Your organization"
 admin.site.site_url = None  # there is no public site to "view"
-# Issue statuses that still need work. properties sits below issues and names
-# them rather than importing them; a test keeps them equal to Issue.OPEN_STATUSES.
-OPEN_ISSUE_STATUSES = ("open", "acknowledged", "scheduled")
 
 # The issue list is the landlord's main screen: give its columns the width.
 admin.site.enable_nav_sidebar = False
@@ -122,11 +119,7 @@ class PropertyAdmin(ScopedModelAdmin):
     ordering = ["code"]
 
     def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .annotate(open_issue_count=Count("issues", filter=Q(issues__status__in=OPEN_ISSUE_STATUSES)))
-        )
+        return self.queryset_selected(request, property_list)
 
     @admin.display(description="Open issues", ordering="open_issue_count")
     def open_issues(self, obj):

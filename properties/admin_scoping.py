@@ -22,6 +22,7 @@ emergency rules) are readable by members and changeable by superusers only.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from django import forms
@@ -186,6 +187,20 @@ class OrganizationScopedAdminMixin(OrganizationScopedMixin, _ModelAdmin):
         if obj is None:
             raise Http404(f"No {self.opts.verbose_name} with that ID.")
         return obj
+
+    def queryset_selected(self, request, selector: Callable[..., models.QuerySet]) -> models.QuerySet:
+        """``get_queryset`` for an admin that reads through a selector (the API
+        reads through the same one): the selector's rows in the user's
+        organizations (every organization for a superuser), in this admin's
+        default order, as ``ModelAdmin.get_queryset`` orders them. The change
+        list skips ``list_select_related`` for a queryset that already joins
+        (as a selector's may), so it is joined here."""
+        organization_ids = None if request.user.is_superuser else user_organization_ids(request.user)
+        queryset = selector(organization_ids=organization_ids)
+        if isinstance(self.list_select_related, (list, tuple)) and queryset.query.select_related:
+            queryset = queryset.select_related(*self.list_select_related)
+        ordering = self.get_ordering(request)
+        return queryset.order_by(*ordering) if ordering else queryset
 
     def _single_organization(self, request) -> bool:
         return not request.user.is_superuser and len(user_organization_ids(request.user)) <= 1

@@ -11,6 +11,7 @@ the apps built on top of it.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from django.apps import apps
@@ -99,6 +100,14 @@ def queryset_for_organizations(
         inner = queryset.model._default_manager.filter(condition).values("pk")
         return queryset.filter(pk__in=inner)
     return queryset.filter(condition)
+
+
+def queryset_for_organizations_or_all(
+    queryset: models.QuerySet, organization_ids: Collection[int] | None
+) -> models.QuerySet:
+    """``queryset`` narrowed to ``organization_ids``, or whole when that is None
+    (a superuser in the admin): how the selectors take their scope."""
+    return queryset if organization_ids is None else queryset_for_organizations(queryset, organization_ids)
 
 
 def queryset_for_user(queryset: models.QuerySet, user, *, include_shared: bool = True) -> models.QuerySet:

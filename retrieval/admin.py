@@ -7,7 +7,6 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -18,6 +17,7 @@ from properties.admin_scoping import ScopedModelAdmin, ScopedTabularInline
 from properties.models import Organization, Property
 from properties.scoping import queryset_for_user, user_organization_ids
 from retrieval.models import Chunk, Document
+from retrieval.selectors import document_list
 from retrieval.upload import DocumentUploadError, document_reingest, document_upload
 
 
@@ -95,16 +95,16 @@ class DocumentAdmin(ScopedModelAdmin):
         return self.fields
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(chunk_total=Count("chunks"))
+        return self.queryset_selected(request, document_list)
 
     @admin.display(description="Status", ordering="status")
     def status_badge(self, obj):
         css = {"ready": "status-resolved", "pending": "status-acknowledged", "failed": "urgency-emergency"}
         return badge(obj.get_status_display(), css.get(obj.status, ""))
 
-    @admin.display(description="Chunks", ordering="chunk_total")
+    @admin.display(description="Chunks", ordering="chunk_count")
     def chunk_count(self, obj):
-        return obj.chunk_total
+        return obj.chunk_count
 
     def add_view(self, request, form_url="", extra_context=None):
         """Upload instead of a model form: the ingest service creates the Document."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
 from rest_framework.response import Response
@@ -12,6 +11,7 @@ from rest_framework.views import APIView
 from api.pagination import MessageCursorPagination
 from api.scoping import OrganizationScopedApi
 from conversations.models import Conversation, GatheringState, IdentityStatus, Media, Message
+from conversations.selectors import conversation_list, message_list
 
 
 class ConversationFilter(django_filters.FilterSet):
@@ -68,10 +68,6 @@ class ConversationOutput(serializers.ModelSerializer):
         ]
 
 
-def conversation_queryset():
-    return Conversation.objects.select_related("tenant", "property")
-
-
 class ConversationListApi(OrganizationScopedApi, generics.ListAPIView):
     OutputSerializer = ConversationOutput
     serializer_class = OutputSerializer
@@ -80,7 +76,7 @@ class ConversationListApi(OrganizationScopedApi, generics.ListAPIView):
     ordering = ["-last_inbound_at", "-id"]
 
     def get_queryset(self):
-        return self.scoped(conversation_queryset())
+        return self.selected(conversation_list)
 
 
 class ConversationDetailApi(OrganizationScopedApi, APIView):
@@ -88,7 +84,7 @@ class ConversationDetailApi(OrganizationScopedApi, APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, pk: int):
-        return Response(self.OutputSerializer(self.scoped_object(conversation_queryset(), pk=pk)).data)
+        return Response(self.OutputSerializer(self.selected_object(conversation_list, pk=pk)).data)
 
 
 class MessageListApi(OrganizationScopedApi, generics.ListAPIView):
@@ -127,4 +123,4 @@ class MessageListApi(OrganizationScopedApi, generics.ListAPIView):
 
     def get_queryset(self):
         conversation = self.scoped_object(Conversation.objects.all(), pk=self.kwargs["pk"])
-        return conversation.messages.prefetch_related(Prefetch("media", queryset=Media.objects.order_by("index")))
+        return message_list(conversation=conversation)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Count
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
@@ -14,6 +13,7 @@ from rest_framework.views import APIView
 from api.scoping import OrganizationScopedApi
 from properties.models import Property
 from retrieval.models import Document
+from retrieval.selectors import document_list
 from retrieval.upload import DocumentUploadError, document_upload
 
 
@@ -35,10 +35,6 @@ class DocumentOutput(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
-
-
-def document_queryset():
-    return Document.objects.annotate(chunk_count=Count("chunks"))
 
 
 class DocumentFilter(django_filters.FilterSet):
@@ -69,7 +65,7 @@ class DocumentListApi(OrganizationScopedApi, generics.ListAPIView):
     parser_classes = [MultiPartParser, FormParser]
 
     def get_queryset(self):
-        return self.scoped(document_queryset())
+        return self.selected(document_list)
 
     @extend_schema(request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer})
     def post(self, request):
@@ -89,7 +85,7 @@ class DocumentListApi(OrganizationScopedApi, generics.ListAPIView):
         except DocumentUploadError as error:
             raise ValidationError({"file": [str(error)]}) from None
         return Response(
-            self.OutputSerializer(document_queryset().get(pk=document.pk)).data, status=status.HTTP_201_CREATED
+            self.OutputSerializer(self.selected(document_list).get(pk=document.pk)).data, status=status.HTTP_201_CREATED
         )
 
 
@@ -101,4 +97,4 @@ class DocumentDetailApi(OrganizationScopedApi, APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, pk: int):
-        return Response(self.OutputSerializer(self.scoped_object(document_queryset(), pk=pk)).data)
+        return Response(self.OutputSerializer(self.selected_object(document_list, pk=pk)).data)

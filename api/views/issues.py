@@ -4,7 +4,7 @@ recorded update and tenant notification as the admin actions)."""
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Prefetch, Q
+from django.db.models import Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
@@ -12,7 +12,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.scoping import OrganizationScopedApi
-from issues.models import Issue, IssuePhoto, IssueUpdate
+from issues.models import Issue, IssueUpdate
+from issues.selectors import issue_list
 from issues.status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
 
 
@@ -99,12 +100,6 @@ class IssueOutput(serializers.ModelSerializer):
         ]
 
 
-def issue_queryset():
-    return Issue.objects.select_related("property", "tenant").prefetch_related(
-        Prefetch("photos", queryset=IssuePhoto.objects.select_related("media").order_by("created_at", "pk"))
-    )
-
-
 class IssueListApi(OrganizationScopedApi, generics.ListAPIView):
     """Issues of your organizations, newest first unless ``ordering`` says otherwise."""
 
@@ -115,7 +110,7 @@ class IssueListApi(OrganizationScopedApi, generics.ListAPIView):
     ordering = ["-created_at", "-id"]
 
     def get_queryset(self):
-        return self.scoped(issue_queryset())
+        return self.selected(issue_list)
 
 
 class IssueDetailApi(OrganizationScopedApi, APIView):
@@ -152,7 +147,7 @@ class IssueDetailApi(OrganizationScopedApi, APIView):
             return IssueDetailApi.UpdateSerializer(obj.updates.order_by("created_at", "id"), many=True).data
 
     def get_issue(self, pk: int) -> Issue:
-        return self.scoped_object(issue_queryset(), pk=pk)
+        return self.selected_object(issue_list, pk=pk)
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, pk: int):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import django_filters
-from django.db.models import Count, Q
+from django.db.models import Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.exceptions import ValidationError
@@ -11,8 +11,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.scoping import OrganizationScopedApi
-from issues.models import Issue
 from properties.models import Property, Tenancy, Tenant
+from properties.selectors import property_list, tenancy_list, tenant_list
 from properties.services import (
     property_create,
     property_update,
@@ -49,12 +49,6 @@ class PropertyOutput(serializers.ModelSerializer):
         fields = ["id", "organization", "code", "address", "postcode", "open_issue_count", "created_at"]
 
 
-def property_queryset():
-    return Property.objects.annotate(
-        open_issue_count=Count("issues", filter=Q(issues__status__in=Issue.OPEN_STATUSES))
-    ).order_by("code", "id")
-
-
 class PropertyFilter(django_filters.FilterSet):
     q = django_filters.CharFilter(method="filter_q", label="Search code, address and postcode")
     organization = django_filters.NumberFilter(field_name="organization_id")
@@ -84,7 +78,7 @@ class PropertyListApi(OrganizationScopedApi, generics.ListAPIView):
     ordering = ["code", "id"]
 
     def get_queryset(self):
-        return self.scoped(property_queryset())
+        return self.selected(property_list)
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     def post(self, request):
@@ -93,7 +87,7 @@ class PropertyListApi(OrganizationScopedApi, generics.ListAPIView):
         data = dict(serializer.validated_data)
         organization = self.organization_for_write(data.pop("organization", None))
         created = property_create(organization=organization, **data)
-        return Response(self.OutputSerializer(self.scoped(property_queryset()).get(pk=created.pk)).data, status=201)
+        return Response(self.OutputSerializer(self.selected(property_list).get(pk=created.pk)).data, status=201)
 
 
 class PropertyDetailApi(OrganizationScopedApi, APIView):
@@ -109,7 +103,7 @@ class PropertyDetailApi(OrganizationScopedApi, APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, pk: int):
-        return Response(self.OutputSerializer(self.scoped_object(property_queryset(), pk=pk)).data)
+        return Response(self.OutputSerializer(self.selected_object(property_list, pk=pk)).data)
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
     def patch(self, request, pk: int):
@@ -117,7 +111,7 @@ class PropertyDetailApi(OrganizationScopedApi, APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         property_update(property=obj, **serializer.validated_data)
-        return Response(self.OutputSerializer(self.scoped_object(property_queryset(), pk=pk)).data)
+        return Response(self.OutputSerializer(self.selected_object(property_list, pk=pk)).data)
 
 
 # --- Tenants ----------------------------------------------------------------------
@@ -138,10 +132,6 @@ class TenantOutput(serializers.ModelSerializer):
         model = Tenant
         ref_name = "Tenant"
         fields = ["id", "organization", "name", "phone", "email", "tenancies", "created_at"]
-
-
-def tenant_queryset():
-    return Tenant.objects.prefetch_related("tenancies__property").order_by("name", "id")
 
 
 class TenantFilter(django_filters.FilterSet):
@@ -174,7 +164,7 @@ class TenantListApi(OrganizationScopedApi, generics.ListAPIView):
     ordering = ["name", "id"]
 
     def get_queryset(self):
-        return self.scoped(tenant_queryset())
+        return self.selected(tenant_list)
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     def post(self, request):
@@ -183,7 +173,7 @@ class TenantListApi(OrganizationScopedApi, generics.ListAPIView):
         data = dict(serializer.validated_data)
         organization = self.organization_for_write(data.pop("organization", None))
         created = tenant_create(organization=organization, **data)
-        return Response(self.OutputSerializer(tenant_queryset().get(pk=created.pk)).data, status=201)
+        return Response(self.OutputSerializer(self.selected(tenant_list).get(pk=created.pk)).data, status=201)
 
 
 class TenantDetailApi(OrganizationScopedApi, APIView):
@@ -199,7 +189,7 @@ class TenantDetailApi(OrganizationScopedApi, APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, pk: int):
-        return Response(self.OutputSerializer(self.scoped_object(tenant_queryset(), pk=pk)).data)
+        return Response(self.OutputSerializer(self.selected_object(tenant_list, pk=pk)).data)
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
     def patch(self, request, pk: int):
@@ -207,7 +197,7 @@ class TenantDetailApi(OrganizationScopedApi, APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         tenant_update(tenant=obj, **serializer.validated_data)
-        return Response(self.OutputSerializer(self.scoped_object(tenant_queryset(), pk=pk)).data)
+        return Response(self.OutputSerializer(self.selected_object(tenant_list, pk=pk)).data)
 
 
 # --- Tenancies --------------------------------------------------------------------
@@ -235,10 +225,6 @@ class TenancyOutput(serializers.ModelSerializer):
         model = Tenancy
         ref_name = "Tenancy"
         fields = ["id", "tenant", "property", "start_date", "end_date"]
-
-
-def tenancy_queryset():
-    return Tenancy.objects.select_related("tenant", "property").order_by("-start_date", "id")
 
 
 class TenancyFilter(django_filters.FilterSet):
@@ -276,7 +262,7 @@ class TenancyListApi(OrganizationScopedApi, generics.ListAPIView):
     ordering = ["-start_date", "id"]
 
     def get_queryset(self):
-        return self.scoped(tenancy_queryset())
+        return self.selected(tenancy_list)
 
     @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
     def post(self, request):
@@ -289,7 +275,7 @@ class TenancyListApi(OrganizationScopedApi, generics.ListAPIView):
             tenant=tenant, property=property, start_date=data["start_date"], end_date=data["end_date"]
         )
         return Response(
-            self.OutputSerializer(tenancy_queryset().get(pk=created.pk)).data, status=status.HTTP_201_CREATED
+            self.OutputSerializer(self.selected(tenancy_list).get(pk=created.pk)).data, status=status.HTTP_201_CREATED
         )
 
 
@@ -305,7 +291,7 @@ class TenancyDetailApi(OrganizationScopedApi, APIView):
 
     @extend_schema(responses=OutputSerializer)
     def get(self, request, pk: int):
-        return Response(self.OutputSerializer(self.scoped_object(tenancy_queryset(), pk=pk)).data)
+        return Response(self.OutputSerializer(self.selected_object(tenancy_list, pk=pk)).data)
 
     @extend_schema(request=InputSerializer, responses=OutputSerializer)
     def patch(self, request, pk: int):
@@ -313,4 +299,4 @@ class TenancyDetailApi(OrganizationScopedApi, APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         tenancy_update(tenancy=obj, **serializer.validated_data)
-        return Response(self.OutputSerializer(self.scoped_object(tenancy_queryset(), pk=pk)).data)
+        return Response(self.OutputSerializer(self.selected_object(tenancy_list, pk=pk)).data)

@@ -1,0 +1,18 @@
+"""Reads of knowledge documents that the admin and the API share."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from django.db.models import Count, QuerySet
+
+from properties.scoping import queryset_for_organizations_or_all
+from retrieval.models import Document
+
+
+def document_list(*, organization_ids: Collection[int] | None) -> QuerySet[Document]:
+    """Documents of ``organization_ids`` (every organization when None), each
+    with ``chunk_count``. The count groups by document, which drops
+    Meta.ordering: callers order explicitly."""
+    queryset = Document.objects.annotate(chunk_count=Count("chunks"))
+    return queryset_for_organizations_or_all(queryset, organization_ids)
