@@ -1,4 +1,7 @@
-"""``GET /healthz``: is the database reachable, is Redis reachable."""
+"""``GET /healthz``: is the database reachable, is Redis reachable, and did
+the emergency classifier load. A classifier that could not load does not make
+the process unhealthy (the keyword rules still answer emergencies), so it is
+reported, not failed: load balancers keep routing and monitoring sees it."""
 
 from __future__ import annotations
 
@@ -7,6 +10,8 @@ from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
+
+from emergencies.classifier import classifier_status
 
 
 def database_ok() -> bool:
@@ -30,5 +35,9 @@ def redis_ok() -> bool:
 def healthz(request):
     checks = {"database": database_ok(), "redis": redis_ok()}
     healthy = all(checks.values())
-    body = {"status": "ok" if healthy else "unavailable", **{k: "ok" if v else "down" for k, v in checks.items()}}
+    body = {
+        "status": "ok" if healthy else "unavailable",
+        **{k: "ok" if v else "down" for k, v in checks.items()},
+        "emergency_classifier": classifier_status(),
+    }
     return JsonResponse(body, status=200 if healthy else 503)

@@ -297,6 +297,17 @@ SCRIPTED_MODEL_DELAY_MS = env_int("SCRIPTED_MODEL_DELAY_MS", 0)
 
 # --- Emergencies --------------------------------------------------------------
 
+# Stage 2 of detection, after the keyword rules: the trained classifier
+# (docs/emergencies.md). "e5" loads the committed artefact with the offline E5
+# embedding, once per process; "off" leaves the rules alone. If it cannot load,
+# the rules still run and /healthz says "emergency_classifier": "unavailable".
+EMERGENCY_CLASSIFIER = env("EMERGENCY_CLASSIFIER", "e5")
+if EMERGENCY_CLASSIFIER not in ("e5", "off"):
+    raise ImproperlyConfigured(f"EMERGENCY_CLASSIFIER={EMERGENCY_CLASSIFIER!r}: expected e5 or off")
+EMERGENCY_CLASSIFIER_PATH = env(
+    "EMERGENCY_CLASSIFIER_PATH", str(BASE_DIR / "emergencies" / "artefacts" / "classifier.json")
+)
+
 # Model checks of a keyword alert: tries after the first, and the first backoff (doubling).
 EMERGENCY_VALIDATION_MAX_RETRIES = env_int("EMERGENCY_VALIDATION_MAX_RETRIES", 3)
 EMERGENCY_VALIDATION_RETRY_BACKOFF_SECONDS = env_int("EMERGENCY_VALIDATION_RETRY_BACKOFF_SECONDS", 10)
@@ -419,10 +430,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
-        "IssueStatusEnum": "properties.models.Issue.Status",
+        "IssueStatusEnum": "issues.models.Issue.Status",
         "MessageStatusEnum": "conversations.models.Message.Status",
         "DocumentStatusEnum": "retrieval.models.Document.Status",
-        "IssueUpdateAuthorEnum": "properties.models.IssueUpdate.Author",
+        "IssueUpdateAuthorEnum": "issues.models.IssueUpdate.Author",
         "MessageAuthorEnum": "conversations.models.Message.Author",
     },
 }

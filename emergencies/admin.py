@@ -51,7 +51,7 @@ class EmergencyAlertAdmin(ReadOnlyMixin, ScopedModelAdmin):
         "category",
         "verdict",
         "conversation_column",
-        "source",
+        "raised_by",
         "reasoning",
         "landlord_notified_at",
         "organization",
@@ -70,6 +70,10 @@ class EmergencyAlertAdmin(ReadOnlyMixin, ScopedModelAdmin):
     @admin.display(description="Conversation", ordering="conversation")
     def conversation_column(self, obj):
         return conversation_link(obj.conversation_id)
+
+    @admin.display(description="Raised by", ordering="source")
+    def raised_by(self, obj):
+        return obj.trigger
 
     @admin.display(description="Reasoning")
     def reasoning(self, obj):

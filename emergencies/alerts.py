@@ -59,6 +59,8 @@ def emergency_alert_raise(
     matched_rules: list[dict],
     source: str,
     safety_reply: str = "",
+    score: float | None = None,
+    model_version: str = "",
 ) -> EmergencyAlert:
     """Record the alert, mark the conversation as an emergency for the turn
     engine, alert the landlord and queue the model's check, all after commit.
@@ -72,6 +74,8 @@ def emergency_alert_raise(
             matched_rules=matched_rules,
             source=source,
             safety_reply=safety_reply,
+            score=score,
+            model_version=model_version,
         )
     except IntegrityError:
         if message is None:
@@ -79,7 +83,9 @@ def emergency_alert_raise(
         return EmergencyAlert.objects.get(message=message)
 
 
-def _alert_create(*, conversation, message, category, matched_rules, source, safety_reply) -> EmergencyAlert:
+def _alert_create(
+    *, conversation, message, category, matched_rules, source, safety_reply, score, model_version
+) -> EmergencyAlert:
     with transaction.atomic():
         alert = EmergencyAlert.objects.create(
             organization_id=conversation.organization_id,
@@ -89,6 +95,8 @@ def _alert_create(*, conversation, message, category, matched_rules, source, saf
             category=category,
             matched_rules=matched_rules,
             safety_reply=safety_reply,
+            score=score,
+            model_version=model_version,
         )
         Conversation.objects.filter(pk=conversation.pk).update(emergency_category=category)
         conversation.emergency_category = category
@@ -102,7 +110,7 @@ def _alert_create(*, conversation, message, category, matched_rules, source, saf
                 purpose="emergency_alert",
             )
         transaction.on_commit(lambda: queue_task(EMERGENCY_NOTIFY_EMAIL, [alert.pk]))
-        if source == EmergencyAlert.Source.KEYWORD:
+        if source in (EmergencyAlert.Source.KEYWORD, EmergencyAlert.Source.CLASSIFIER):
             transaction.on_commit(lambda: queue_task(EMERGENCY_VALIDATE, [alert.pk]))
     logger.warning("emergency alert %s (%s) raised for conversation %s", alert.pk, category, conversation.pk)
     return alert

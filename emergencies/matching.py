@@ -41,9 +41,18 @@ class RuleHit:
     phrase: str
     category: str
     language: str
+    own: bool = False  # the organization's own rule, not a built-in default
+    pattern: bool = False  # a regular expression rather than a phrase
 
     def as_dict(self) -> dict:
-        return {"rule_id": self.rule_id, "phrase": self.phrase, "category": self.category, "language": self.language}
+        return {
+            "rule_id": self.rule_id,
+            "phrase": self.phrase,
+            "category": self.category,
+            "language": self.language,
+            "own": self.own,
+            "pattern": self.pattern,
+        }
 
 
 @dataclass
@@ -89,7 +98,14 @@ def _compile(organization_id: int | None, country: str, version: tuple) -> _Comp
     by_phrase: dict[str, list[RuleHit]] = {}
     patterns = []
     for rule in _rules(organization_id, country).order_by("id"):
-        hit = RuleHit(rule.pk, rule.phrase, rule.category, rule.language)
+        hit = RuleHit(
+            rule.pk,
+            rule.phrase,
+            rule.category,
+            rule.language,
+            own=rule.organization_id is not None,
+            pattern=rule.is_pattern,
+        )
         if rule.is_pattern:
             try:
                 patterns.append((re.compile(rule.phrase), hit))

@@ -113,6 +113,7 @@ class SafetyMessage(models.Model):
 class EmergencyAlert(models.Model):
     class Source(models.TextChoices):
         KEYWORD = "keyword", "Keyword rule"
+        CLASSIFIER = "classifier", "Emergency classifier"
         MODEL = "model", "Raised by the model"
 
     class Status(models.TextChoices):
@@ -133,6 +134,12 @@ class EmergencyAlert(models.Model):
     source = models.CharField(max_length=16, choices=Source.choices, default=Source.KEYWORD)
     category = models.CharField(max_length=32, choices=EmergencyCategory.choices)
     matched_rules = models.JSONField(default=list, blank=True)
+    score = models.FloatField(
+        null=True, blank=True, help_text="The classifier's emergency probability for the message, when it ran."
+    )
+    model_version = models.CharField(
+        max_length=64, blank=True, default="", db_default="", help_text="The classifier artefact that scored it."
+    )
     safety_reply = models.TextField(blank=True)
     status = models.CharField(max_length=24, choices=Status.choices, default=Status.PENDING)
     validation_reasoning = models.TextField(blank=True)
@@ -151,13 +158,35 @@ class EmergencyAlert(models.Model):
                 condition=Q(status__in=["pending", "confirmed", "dismissed", "validation_failed"]),
                 name="emergencyalert_status_valid",
             ),
-            models.CheckConstraint(condition=Q(source__in=["keyword", "model"]), name="emergencyalert_source_valid"),
+            models.CheckConstraint(
+                condition=Q(source__in=["keyword", "classifier", "model"]), name="emergencyalert_source_valid"
+            ),
             # Two deliveries of one message (Twilio retries a slow answer) raise one alert.
             models.UniqueConstraint(fields=["message"], name="emergencyalert_one_per_message"),
         ]
 
     def __str__(self) -> str:
         return f"{self.category} alert {self.pk}"
+
+    @property
+    def trigger(self) -> str:
+        """What raised the alert, in words for a landlord: the rule's phrase (a
+        pattern by its category), or the classifier's category and score."""
+        if self.source == self.Source.CLASSIFIER:
+            score = f" ({self.score:.0%} likely an emergency)" if self.score is not None else ""
+            return f"Classifier: {self.get_category_display().lower()}{score}, model {self.model_version or '?'}"
+        if self.source == self.Source.MODEL:
+            return "The assistant, from the conversation"
+        phrases = [
+            f"{'your' if rule.get('own') else 'a built-in'} pattern for "
+            f"{rule.get('category', self.category).replace('_', ' ')}"
+            if rule.get("pattern") or "\\b" in rule.get("phrase", "")
+            else f"“{rule.get('phrase', '')}”"
+            for rule in self.matched_rules
+            if isinstance(rule, dict)
+        ]
+        score = f"; classifier {self.score:.0%}" if self.score is not None else ""
+        return f"Keyword rule {', '.join(dict.fromkeys(phrases)) or '(deleted)'}{score}"
 
     @property
     def is_emergency(self) -> bool:

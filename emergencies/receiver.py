@@ -1,12 +1,13 @@
 """The webhook-time path: runs inside the request for every new inbound
-message, needs only PostgreSQL, and returns the safety text for the TwiML."""
+message, needs only PostgreSQL and local processes (the keyword rules and the
+classifier, ``emergencies.detector``), and returns the safety text for the TwiML."""
 
 from __future__ import annotations
 
 import logging
 
 from emergencies.alerts import emergency_alert_raise, emergency_recently_alerted, safety_message_for
-from emergencies.matching import emergency_match
+from emergencies.detector import emergency_detect
 from emergencies.models import EmergencyAlert
 
 logger = logging.getLogger(__name__)
@@ -21,19 +22,32 @@ def on_inbound_stored(sender, message, repeat=False, **kwargs) -> str | None:
         if sent:
             return sent
     organization = conversation.organization
-    match = emergency_match(message.body, organization_id=organization.pk, country=organization.country)
-    if not match:
+    detection = emergency_detect(
+        message.body,
+        organization_id=organization.pk,
+        country=organization.country,
+        sensitivity=organization.emergency_sensitivity,
+        language=conversation.language,
+    )
+    if detection.vetoed:
+        logger.info(
+            "built-in rule hit on message %s stood down by the classifier (%.2f)",
+            message.pk,
+            detection.score.emergency if detection.score else 0.0,
+        )
+    if not detection:
         return None
-    category = match.category
-    language = match.language if match.language != "en" else (conversation.language or "en")
-    reply = safety_message_for(organization=organization, category=category, language=language)
+    category = detection.category
+    reply = safety_message_for(organization=organization, category=category, language=detection.language)
     if not emergency_recently_alerted(conversation=conversation, category=category):
         emergency_alert_raise(
             conversation=conversation,
             message=message,
             category=category,
-            matched_rules=[hit.as_dict() for hit in match.hits],
-            source="keyword",
+            matched_rules=[hit.as_dict() for hit in detection.hits],
+            source=detection.source,
             safety_reply=reply,
+            score=detection.score.emergency if detection.score else None,
+            model_version=detection.model_version,
         )
     return reply

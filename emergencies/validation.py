@@ -34,11 +34,12 @@ VERDICT_TOOL = {
     },
 }
 SYSTEM = (
-    "You check emergency alerts raised by keyword rules for a letting agency. A message is a real emergency "
-    "when it describes a present danger in the tenant's home (gas smell, fire or smoke, carbon monoxide alarm, "
-    "flooding, sparking electrics, no heat with a vulnerable person, a home that cannot be secured, sewage, "
-    "structural collapse). Past events, news, tests, jokes, hypotheticals and words used in another sense "
-    "(a gasket, a fired-up boiler, 'I don't smoke') are not. When unsure, it is an emergency."
+    "You check emergency alerts raised by keyword rules or a classifier for a letting agency. "
+    "A message is a real emergency when it describes a present danger in the tenant's home "
+    "(gas smell, fire or smoke, carbon monoxide alarm, flooding, sparking electrics, no heat with "
+    "a vulnerable person, a home that cannot be secured, sewage, structural collapse). Past events, "
+    "news, tests, jokes, hypotheticals and words used in another sense (a gasket, a fired-up boiler, "
+    "'I don't smoke') are not. When unsure, it is an emergency."
 )
 
 
@@ -55,7 +56,7 @@ def emergency_validate(*, alert_id: int) -> EmergencyAlert:
         messages=[
             {
                 "role": "user",
-                "content": f"Alert category from keywords: {alert.category}\n"
+                "content": f"Alert category from {alert.get_source_display().lower()}: {alert.category}\n"
                 f"Message that triggered it: {alert.message.body if alert.message else ''}\n"
                 f"Tenant's recent messages:\n{transcript}",
             }
@@ -65,7 +66,7 @@ def emergency_validate(*, alert_id: int) -> EmergencyAlert:
     )
     verdict = response.tool_calls[0].input if response.tool_calls else {}
     if not isinstance(verdict.get("is_emergency"), bool):
-        return emergency_validation_failed(alert_id=alert.pk, reason=f"the model gave no usable verdict: {verdict!r}")
+        return emergency_validation_failed(alert_id=alert.pk, reason="the model gave no usable verdict")
     status = EmergencyAlert.Status.CONFIRMED if verdict["is_emergency"] else EmergencyAlert.Status.DISMISSED
     reasoning = str(verdict.get("reasoning", ""))[:2000]
     # Only the first verdict counts (the sweeper may have queued a second check).

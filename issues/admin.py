@@ -199,7 +199,6 @@ class IssueAdmin(ScopedModelAdmin):
     def photos(self, obj):
         return thumbnails([photo.media for photo in obj.photos.all()])
 
-    @admin.display(description="Conversation")
     @admin.display(description="Tenant's phone")
     def tenant_phone(self, obj):
         phone = obj.tenant.phone if obj.tenant_id else (obj.conversation.phone if obj.conversation_id else "")
@@ -230,6 +229,7 @@ class IssueAdmin(ScopedModelAdmin):
             ),
         )
 
+    @admin.display(description="Conversation")
     def conversation_link(self, obj):
         if obj.conversation_id is None:
             return "—"

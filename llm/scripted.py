@@ -66,7 +66,7 @@ def scripted_complete(
             raise LLMUnavailable(f"scripted outage: {item['error']}")
         name, tool_input = item["tool"], item.get("input", {})
     else:
-        name, tool_input = _policy(messages)
+        name, tool_input = _forced_answer(tool_choice, messages) or _policy(messages)
     call = ToolCall(id=f"toolu_scripted_{uuid.uuid4().hex[:12]}", name=name, input=tool_input)
     return LLMResponse(
         model=f"{SCRIPTED_MODEL_PREFIX}:{model}",
@@ -82,6 +82,21 @@ QUESTION = re.compile(r"\?|^\s*(how|where|when|what|which|can i|do i)\b", re.I)
 LATER = re.compile(r"\b(later|a min(ute)?|gimme|take pics|in a bit|tonight|tomorrow)\b", re.I)
 DECLINE = re.compile(r"\b(no photo|can'?t (take|send)|cannot (take|send)|don'?t have a (photo|camera))\b", re.I)
 HUMAN = re.compile(r"\b(human|real person|speak to (someone|a person)|manager|useless)\b", re.I)
+
+
+def _forced_answer(tool_choice: dict | None, messages: list[dict]) -> tuple[str, dict] | None:
+    """Calls outside the turn that force one tool: the emergency check stands
+    by the alert (when unsure it is an emergency) and says it is scripted."""
+    if not tool_choice or tool_choice.get("name") != "emergency_verdict":
+        return None
+    prompt = messages[0]["content"] if isinstance(messages[0]["content"], str) else ""
+    category = re.search(r"^Alert category[^:]*: (\w+)", prompt, re.M)
+    return "emergency_verdict", {
+        "reasoning": "Scripted check (no ANTHROPIC_API_KEY): the alert stands as raised; with Claude configured "
+        "the wording is weighed and false alarms are stood down.",
+        "is_emergency": True,
+        "category": category.group(1) if category else "gas",
+    }
 
 
 def _policy(messages: list[dict]) -> tuple[str, dict]:

@@ -36,10 +36,24 @@ class Organization(models.Model):
     emergency_contact_name = models.CharField(max_length=200, blank=True)
     emergency_contact_phone = models.CharField(max_length=32, blank=True, help_text="E.164; alerted on emergencies.")
     emergency_contact_email = models.EmailField(blank=True)
+    emergency_sensitivity = models.CharField(
+        max_length=16,
+        choices=[("high", "High: alert on weaker signs"), ("standard", "Standard"), ("low", "Low: fewer false alarms")],
+        default="standard",
+        db_default="standard",
+        help_text="How readily the emergency classifier raises an alert (docs/emergencies.md). Keyword rules "
+        "of your own always raise one.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(emergency_sensitivity__in=["high", "standard", "low"]),
+                name="organization_emergency_sensitivity_valid",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name

@@ -9,6 +9,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 
 BEFORE_MOVE = [
+    ("issues", None),
+    ("emergencies", None),
     ("properties", "0003_whatsapp_number_e164"),
     ("orchestration", "0005_emergency_alert_one_per_message"),
     ("conversations", "0003_conversation_language"),

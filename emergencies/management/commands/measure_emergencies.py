@@ -1,37 +1,59 @@
-"""``manage.py measure_emergencies [--json]``: recall and false positives of the
-keyword rules on evals/emergencies/messages.jsonl. False positives are
-expected (the model's check stands them down); misses are not."""
+"""``manage.py measure_emergencies [--split train|dev|test|blind|regression] [--sensitivity S] [--json]``
+
+What the product would decide (keyword rules and classifier together) on a
+labelled split: recall and false positives by category, language and kind
+(tempting vs routine), which stage fired, and the category confusion. The
+messages it missed or flagged are listed for train, dev and regression only:
+test and blind are for reporting, never for tuning.
+"""
 
 from __future__ import annotations
 
 import json
 
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 
-from emergencies.measure import emergency_rules_measure
+from emergencies.detector import SENSITIVITIES
+from emergencies.measure import SPLITS, emergencies_measure, rows_load, split_paths
+
+LISTED = {"train", "dev", "regression"}
 
 
 class Command(BaseCommand):
-    help = "Recall and false positives of the emergency keyword rules on the labelled set."
+    help = "Recall and false positives of emergency detection (rules + classifier) on a labelled split."
 
     def add_arguments(self, parser):
+        parser.add_argument("--split", choices=SPLITS, default="regression")
+        parser.add_argument("--sensitivity", choices=SENSITIVITIES, default="standard")
         parser.add_argument("--country", default="GB", help="for rows without a country of their own")
         parser.add_argument("--json", action="store_true")
 
-    def handle(self, *args, country, **options):
-        report = emergency_rules_measure(country=country)
+    def handle(self, *args, split, sensitivity, country, **options):
+        paths = split_paths(split)
+        if not paths or not all(path.is_file() for path in paths):
+            raise CommandError(f"no labelled file for --split {split}: {[str(p) for p in paths]}")
+        report = emergencies_measure(rows=rows_load(paths), country=country, sensitivity=sensitivity)
+        if split not in LISTED:
+            report.pop("misses")
+            report.pop("false_alarms")
         if options["json"]:
-            self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
+            self.stdout.write(json.dumps({"split": split, **report}, ensure_ascii=False, indent=2))
             return
-        recall = report["hits"] / report["positives"] if report["positives"] else 0.0
-        fp_rate = report["false_positives"] / report["negatives"] if report["negatives"] else 0.0
-        self.stdout.write(
-            f"recall {report['hits']}/{report['positives']} ({recall:.1%})  "
-            f"right category {report['right_category']}/{report['hits']}  "
-            f"false positives {report['false_positives']}/{report['negatives']} ({fp_rate:.1%}, "
-            f"stood down by the model check)"
+        out = self.stdout.write
+        recall, fps = report["recall"], report["false_positives"]
+        out(
+            f"{split} ({sensitivity}): recall {recall['hit']}/{recall['n']} ({recall['rate']:.3f})  "
+            f"false positives {fps['hit']}/{fps['n']} ({(fps['rate'] or 0):.3f})  stages {report['stages']}"
         )
-        for text in report["misses"]:
-            self.stdout.write(self.style.ERROR(f"  missed: {text}"))
-        for text in report["fps"]:
-            self.stdout.write(f"  false positive: {text}")
+        for title in ("by_kind", "by_category", "by_language"):
+            out(f"  {title.replace('_', ' ')}:")
+            for key, value in report[title].items():
+                rate = "-" if value["rate"] is None else value["rate"]
+                out(f"    {key:32s} {value['hit']:4d}/{value['n']:<4d} {rate}")
+        out("  confusion (truth -> decided):")
+        for key, n in report["confusion"].items():
+            out(f"    {key:40s} {n}")
+        for text in report.get("misses", []):
+            out(self.style.ERROR(f"  missed: {text}"))
+        for text in report.get("false_alarms", []):
+            out(f"  false alarm: {text}")

