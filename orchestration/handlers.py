@@ -1,7 +1,13 @@
-"""One handler per tool: apply an allowed call's side effects through the
-services, move the states along the table in ``gating``, and return the text
-the tenant reads. Called inside the transaction that holds the conversation
-row lock."""
+"""One handler per tool.
+
+Most tools end the turn: ``tool_apply`` applies an allowed call's side effects
+through the services, moves the states along the table in ``gating`` and
+returns the text the tenant reads. It is called inside the transaction that
+holds the conversation row lock.
+
+A lookup (``search_documents``) feeds the model instead: ``tool_lookup`` reads,
+writes nothing and returns what the model reads before it calls again. It runs
+while the model is deciding, outside any transaction."""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from issues.models import Issue
 from issues.services import issue_create
 from orchestration import services
 from orchestration.gating import gathering_after, identity_after
+from orchestration.knowledge import knowledge_lookup
 from orchestration.replies import reply_text
 
 
@@ -25,6 +32,17 @@ class Applied:
     reply: str
     result: str  # what the trace records as the tool's result
     issue: Issue | None = None
+
+
+@dataclass
+class Found:
+    text: str  # what the model reads as the tool's result
+    hits: list[dict]  # the passages, for the trace
+    elapsed_ms: int
+
+    @property
+    def result(self) -> str:  # what the trace records as the tool's result
+        return f"{len(self.hits)} passages"
 
 
 def tool_apply(
@@ -155,4 +173,20 @@ HANDLERS = {
     "find_property": _find_property,
     "confirm_property": _confirm_property,
     "create_issue": _create_issue,
+}
+
+
+def tool_lookup(*, conversation: Conversation, name: str, tool_input: dict) -> Found:
+    """Run an allowed lookup call (a tool in ``LOOKUPS``)."""
+    return LOOKUPS[name](conversation, tool_input)
+
+
+def _search_documents(conversation: Conversation, tool_input: dict) -> Found:
+    text, hits, elapsed = knowledge_lookup(conversation=conversation, query=tool_input["query"])
+    return Found(text=text, hits=hits, elapsed_ms=elapsed)
+
+
+# Tools that feed the model and let it call again; every other tool is in HANDLERS.
+LOOKUPS = {
+    "search_documents": _search_documents,
 }

@@ -1,15 +1,21 @@
-"""Answers about the property from the landlord's documents, for the model's
-``search_documents`` tool."""
+"""Answers about the property from the landlord's documents: put into the
+turn's context when the tenant's words call for them (conditional retrieval),
+and for the model's ``search_documents`` tool."""
 
 from __future__ import annotations
 
+import logging
 import time
 
 from django.conf import settings
 
 from conversations.models import Conversation
 from llm.types import PASSAGE_SEPARATOR
+from orchestration.context import TurnContext
+from orchestration.trace import Decision
 from retrieval.search import knowledge_search
+
+logger = logging.getLogger(__name__)
 
 
 def knowledge_lookup(*, conversation: Conversation, query: str) -> tuple[str, list[dict], int]:
@@ -28,3 +34,18 @@ def knowledge_lookup(*, conversation: Conversation, query: str) -> tuple[str, li
         f"[{n}] {hit.document_title} > {hit.heading_path}\n{hit.text}" for n, hit in enumerate(hits, 1)
     )
     return text, [hit.as_trace() for hit in hits], elapsed
+
+
+def knowledge_add(context: TurnContext, decision: Decision) -> None:
+    """Conditional retrieval: the property's best passages for the tenant's
+    words, with document titles and headings, go into the context. A failed
+    search costs the passages, never the turn."""
+    try:
+        text, hits, elapsed = knowledge_lookup(conversation=context.conversation, query=context.latest_text)
+    except Exception as exc:
+        logger.warning("retrieval for conversation %s failed: %s", context.conversation.pk, exc)
+        decision.note_error(f"retrieval skipped: {type(exc).__name__}: {exc}")
+        return
+    decision.add_retrieval(hits, elapsed_ms=elapsed, via="context")
+    if hits:
+        context.knowledge = text

@@ -1,0 +1,109 @@
+"""The model's side of a turn, with no lock held and nothing written: call
+the model with the context and the tools, check each call (schema, then
+``gating``), answer a lookup (``search_documents``) or a rejected call and let
+the model call again, until it makes an allowed call that ends the turn or
+runs out of tries. Everything it did goes into the ``Decision``."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.conf import settings
+
+from conversations.models import GatheringState
+from llm.client import llm_complete
+from llm.types import LLMError, LLMResponse, ToolCall
+from orchestration.context import TurnContext, retrieval_wanted, turn_context_render
+from orchestration.gating import create_issue_possible, rejection
+from orchestration.handlers import LOOKUPS, tool_lookup
+from orchestration.knowledge import knowledge_add
+from orchestration.prompt import SYSTEM_PROMPT
+from orchestration.tool_definitions import TOOLS, tool_input_errors
+from orchestration.trace import Decision
+
+logger = logging.getLogger(__name__)
+
+SYSTEM = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
+TOOL_CHOICE = {"type": "any", "disable_parallel_tool_use": True}
+MAX_LOOKUPS = 2  # search_documents calls in one turn
+
+
+def model_for(context: TurnContext) -> str:
+    """The ADR's routing: the small model (``LLM_MODEL_SMALL``) for gathering
+    turns (gathering_details, awaiting_photo) in which create_issue would not
+    pass gating; the large one (``LLM_MODEL_LARGE``) for a conversation's
+    first turn (idle), after an issue, and whenever an issue may be created."""
+    s = context.snapshot
+    gathering = s.gathering in (GatheringState.GATHERING_DETAILS, GatheringState.AWAITING_PHOTO)
+    if gathering and not create_issue_possible(s):
+        return settings.LLM_MODEL_SMALL
+    return settings.LLM_MODEL_LARGE
+
+
+def decide(context: TurnContext, decision: Decision) -> Decision:
+    if retrieval_wanted(context):
+        knowledge_add(context, decision)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": turn_context_render(context)}]
+    model = model_for(context)
+    lookups = 0
+    try:
+        for _ in range(settings.TURN_MAX_RETRIES + 1 + MAX_LOOKUPS):
+            response = llm_complete(
+                model=model,
+                system=SYSTEM,
+                messages=messages,
+                tools=TOOLS,
+                tool_choice=TOOL_CHOICE,
+                script_key=context.conversation.phone,
+            )
+            decision.add_usage(response)
+            if not response.tool_calls:
+                reason: str | None = "Reply by calling exactly one tool."
+                call = None
+            else:
+                call = response.tool_calls[0]
+                reason = "; ".join(tool_input_errors(call.name, call.input)) or rejection(
+                    call.name, call.input, context.snapshot
+                )
+            entry: dict[str, Any] = {
+                "name": call.name if call else None,
+                "input": call.input if call else {},
+                "model": response.model,
+            }
+            decision.trace.append(entry)
+            if call and call.name in LOOKUPS and not reason:
+                if lookups >= MAX_LOOKUPS:
+                    reason = "You have already searched; answer with respond now."
+                else:
+                    lookups += 1
+                    found = tool_lookup(conversation=context.conversation, name=call.name, tool_input=call.input)
+                    decision.add_retrieval(found.hits, elapsed_ms=found.elapsed_ms, via=call.name)
+                    entry["result"] = found.result
+                    messages += _follow_up(response, call, found.text, is_error=False)
+                    continue
+            if reason:
+                decision.rejections += 1
+                entry.update(is_error=True, rejection=reason)
+                if decision.rejections > settings.TURN_MAX_RETRIES:
+                    decision.error = f"gave up after {decision.rejections} rejected calls"
+                    return decision
+                messages += _follow_up(response, call, reason, is_error=True)
+                continue
+            decision.call = call
+            return decision
+        decision.error = "no usable tool call"
+    except LLMError as exc:
+        decision.note_error(f"{type(exc).__name__}: {exc}")
+        logger.warning("model unavailable for conversation %s: %s", context.conversation.pk, exc)
+    return decision
+
+
+def _follow_up(response: LLMResponse, call: ToolCall | None, text: str, *, is_error: bool) -> list[dict[str, Any]]:
+    assistant = {"role": "assistant", "content": response.content or [{"type": "text", "text": response.text or "…"}]}
+    if call is None:
+        return [assistant, {"role": "user", "content": text}]
+    result: dict[str, Any] = {"type": "tool_result", "tool_use_id": call.id, "content": text}
+    if is_error:
+        result["is_error"] = True
+    return [assistant, {"role": "user", "content": [result]}]

@@ -1,0 +1,97 @@
+"""What a turn records: the ``Decision`` the model loop builds (calls,
+rejections, retrieval hits, tokens, cost, time) and ``turn_record``, which
+closes a turn by marking its messages processed and writing the Turn row."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from conversations.models import Conversation, Message
+from llm.types import LLMResponse, ToolCall
+from orchestration.models import Turn
+from orchestration.prompt import PROMPT_VERSION
+from orchestration.tool_definitions import TOOL_NAMES
+
+
+@dataclass
+class Decision:
+    call: ToolCall | None = None
+    model: str = ""
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    retrieval_hits: list[dict[str, Any]] = field(default_factory=list)
+    rejections: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    cost_usd: Decimal = Decimal(0)
+    model_ms: int = 0
+    retrieval_ms: int = 0
+    error: str = ""
+
+    def note_error(self, text: str) -> None:
+        self.error = f"{self.error}; {text}" if self.error else text
+
+    def add_usage(self, response: LLMResponse) -> None:
+        self.model = response.model
+        self.input_tokens += response.input_tokens
+        self.output_tokens += response.output_tokens
+        self.cache_read_tokens += response.cache_read_tokens
+        self.cache_write_tokens += response.cache_write_tokens
+        self.cost_usd += response.cost_usd
+        self.model_ms += response.latency_ms
+
+    def add_retrieval(self, hits: list[dict[str, Any]], *, elapsed_ms: int, via: str) -> None:
+        self.retrieval_hits += [{**hit, "via": via} for hit in hits]
+        self.retrieval_ms += elapsed_ms
+
+
+def turn_record(
+    conversation: Conversation,
+    message_ids: list[int],
+    *,
+    outcome: str,
+    started: float,
+    decision: Decision | None = None,
+    before: tuple[str, str] | None = None,
+) -> Turn:
+    """Mark ``message_ids`` processed and write the Turn trace. Without a
+    decision (no model call) the trace is empty. ``before`` is the (identity,
+    gathering) the turn started from; by default the current ones (nothing moved)."""
+    decision = decision or Decision()
+    identity_before, gathering_before = before or (conversation.identity_status, conversation.gathering_state)
+    now = timezone.now()
+    Message.objects.filter(pk__in=message_ids).update(processed_at=now, status=Message.Status.PROCESSED)
+    conversation.last_turn_at = now
+    conversation.save(update_fields=["last_turn_at", "updated_at"])
+    return Turn.objects.create(
+        conversation=conversation,
+        message_ids=message_ids,
+        backend=settings.LLM_BACKEND if decision.trace else "",
+        model=decision.model,
+        prompt_version=PROMPT_VERSION,
+        tools_offered=TOOL_NAMES if decision.trace else [],
+        tool_calls=decision.trace,
+        gating_rejections=decision.rejections,
+        retrieval_hits=decision.retrieval_hits,
+        identity_before=identity_before,
+        identity_after=conversation.identity_status,
+        gathering_before=gathering_before,
+        gathering_after=conversation.gathering_state,
+        latency_total_ms=int((time.monotonic() - started) * 1000),
+        latency_model_ms=decision.model_ms or None,
+        latency_retrieval_ms=decision.retrieval_ms or None,
+        input_tokens=decision.input_tokens,
+        output_tokens=decision.output_tokens,
+        cache_read_tokens=decision.cache_read_tokens,
+        cache_write_tokens=decision.cache_write_tokens,
+        cost_usd=decision.cost_usd,
+        outcome=outcome,
+        error=decision.error,
+    )
