@@ -14,6 +14,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from config import tasks
 from config.bind import local_base_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -236,7 +237,7 @@ INBOUND_COALESCE_SECONDS = env_float("INBOUND_COALESCE_SECONDS", 3.0)
 INBOUND_SWEEP_GRACE_SECONDS = env_int("INBOUND_SWEEP_GRACE_SECONDS", 60)
 OUTBOUND_SWEEP_GRACE_SECONDS = env_int("OUTBOUND_SWEEP_GRACE_SECONDS", 120)
 SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 30)
-CELERY_BEAT_SCHEDULE["channel-sweep"] = {"task": "channel.sweep", "schedule": SWEEP_INTERVAL_SECONDS}
+CELERY_BEAT_SCHEDULE["channel-sweep"] = {"task": tasks.CHANNEL_SWEEP, "schedule": SWEEP_INTERVAL_SECONDS}
 # Approved WhatsApp templates for messages outside the 24-hour window, per purpose:
 # WHATSAPP_TEMPLATES="issue_update=HX...,generic=HX..."
 WHATSAPP_TEMPLATES = dict(item.split("=", 1) for item in env_list("WHATSAPP_TEMPLATES"))
@@ -316,7 +317,7 @@ EMERGENCY_SWEEP_GRACE_SECONDS = env_int("EMERGENCY_SWEEP_GRACE_SECONDS", 300)
 # Another keyword hit of the same category within this window gets the safety
 # reply again but raises no new alert.
 EMERGENCY_REALERT_MINUTES = env_int("EMERGENCY_REALERT_MINUTES", 30)
-CELERY_BEAT_SCHEDULE["emergency-sweep"] = {"task": "emergency.sweep", "schedule": 60}
+CELERY_BEAT_SCHEDULE["emergency-sweep"] = {"task": tasks.EMERGENCY_SWEEP, "schedule": 60}
 
 # --- Evaluations ------------------------------------------------------------
 
@@ -328,11 +329,11 @@ if EVAL_SCHEDULE_ENABLED:
     from celery.schedules import crontab
 
     CELERY_BEAT_SCHEDULE["evals-retrieval-weekly"] = {
-        "task": "evals.retrieval",
+        "task": tasks.EVALS_RETRIEVAL,
         "schedule": crontab(minute=0, hour=3, day_of_week=1),
     }
     CELERY_BEAT_SCHEDULE["evals-judge-monthly"] = {
-        "task": "evals.judge",
+        "task": tasks.EVALS_JUDGE,
         "schedule": crontab(minute=0, hour=4, day_of_month=1),
     }
 
@@ -369,7 +370,7 @@ SEARCH_WORDS_PER_TERM = env_int("SEARCH_WORDS_PER_TERM", 3)
 # Documents still waiting for their embedding task this long are queued again (beat).
 EMBEDDING_REQUEUE_AFTER_SECONDS = env_int("EMBEDDING_REQUEUE_AFTER_SECONDS", 900)
 CELERY_BEAT_SCHEDULE["retrieval-requeue-pending"] = {
-    "task": "retrieval.requeue_pending",
+    "task": tasks.RETRIEVAL_REQUEUE_PENDING,
     "schedule": float(env_int("EMBEDDING_REQUEUE_INTERVAL_SECONDS", 300)),
 }
 
