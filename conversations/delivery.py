@@ -16,12 +16,13 @@ only move forward.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 import requests.exceptions
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import Case, F, Field, Q, Value, When
 from django.utils import timezone
 
 from config.tasks import OUTBOUND_SEND, queue_task
@@ -32,7 +33,7 @@ from conversations.twilio_client import phone_mask
 logger = logging.getLogger(__name__)
 
 # Twilio reports statuses out of order; a status never moves a message back.
-STATUS_RANK = {
+STATUS_RANK: dict[str, int] = {
     Message.Status.PENDING: 0,
     Message.Status.QUEUED: 1,
     Message.Status.SENDING: 2,
@@ -53,7 +54,7 @@ class SendRetry(Exception):
     """Transient failure: the task should try again later."""
 
 
-def session_window_open(conversation: Conversation | None, *, now=None) -> bool | None:
+def session_window_open(conversation: Conversation | None, *, now: datetime | None = None) -> bool | None:
     """True inside the 24-hour window, False outside, None when unknown (a
     bare number such as a landlord's emergency contact)."""
     if conversation is None:
@@ -157,12 +158,14 @@ def message_send(*, message_id: int) -> Message | None:
     return message
 
 
-def _if_still_sending(field: str, value) -> Case:
+def _if_still_sending(field: str, value: object) -> Case:
     """``value`` for a message still in our "sending" claim, else what is stored."""
+    output_field = Message._meta.get_field(field)
+    assert isinstance(output_field, Field)  # a column of Message, not a relation
     return Case(
         When(status=Message.Status.SENDING, then=Value(value)),
         default=F(field),
-        output_field=Message._meta.get_field(field),
+        output_field=output_field,
     )
 
 
@@ -231,7 +234,7 @@ def message_status_update(
         return False
     lower = [s for s, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
     messages = Message.objects.filter(direction=Message.Direction.OUTBOUND, status__in=lower)
-    updates = {"status": status, "status_updated_at": timezone.now()}
+    updates: dict[str, Any] = {"status": status, "status_updated_at": timezone.now()}
     if message_id is not None:
         messages = messages.filter(pk=message_id)
         if provider_sid:

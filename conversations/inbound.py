@@ -14,7 +14,8 @@ import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -158,7 +159,7 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
                 transaction.on_commit(lambda: queue_task(INBOUND_PROCESS, [message.pk]))
             for item in media:
                 if item.download_state == Media.DownloadState.PENDING:
-                    transaction.on_commit(lambda pk=item.pk: queue_task(MEDIA_DOWNLOAD, [pk]))
+                    transaction.on_commit(partial(queue_task, MEDIA_DOWNLOAD, [item.pk]))
     if not stored:
         logger.info("repeated delivery of %s", sid[:SID_MAX_CHARS])
         return _repeat(provider_sid=message.provider_sid)
@@ -190,7 +191,7 @@ def _repeat(*, provider_sid: str | None) -> InboundResult:
 def _immediate_replies(message: Message, *, repeat: bool) -> list[str]:
     """Ask the ``inbound_stored`` receivers for TwiML text. Runs after commit:
     a failing receiver can never lose the stored message."""
-    replies = []
+    replies: list[str] = []
     if message.conversation is None:
         return replies
     for receiver, reply in inbound_stored.send_robust(sender=Message, message=message, repeat=repeat):
@@ -221,7 +222,7 @@ def _insert_once(message: Message) -> bool:
     primary key and returns True when this call stored the row."""
     fields = [f for f in Message._meta.concrete_fields if not f.primary_key]
     values = [f.get_db_prep_save(f.pre_save(message, add=True), connection) for f in fields]
-    columns = ", ".join(connection.ops.quote_name(f.column) for f in fields)
+    columns = ", ".join(connection.ops.quote_name(cast(str, f.column)) for f in fields)  # concrete: a column each
     placeholders = ", ".join(["%s"] * len(fields))
     # Table and column names come from the model; every value is bound.
     sql = f"INSERT INTO {Message._meta.db_table} ({columns}) VALUES ({placeholders}) ON CONFLICT (provider_sid) DO NOTHING RETURNING id"  # noqa: S608, E501

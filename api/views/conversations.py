@@ -25,7 +25,7 @@ class ConversationFilter(django_filters.FilterSet):
 
     class Meta:
         model = Conversation
-        fields = []
+        fields: list[str] = []
 
 
 class ConversationOutput(serializers.ModelSerializer):

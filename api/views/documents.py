@@ -44,7 +44,7 @@ class DocumentFilter(django_filters.FilterSet):
 
     class Meta:
         model = Document
-        fields = []
+        fields: list[str] = []
 
 
 class DocumentListApi(OrganizationScopedApi, generics.ListAPIView):

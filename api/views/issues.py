@@ -3,6 +3,8 @@ recorded update and tenant notification as the admin actions)."""
 
 from __future__ import annotations
 
+from typing import cast
+
 import django_filters
 from django.db.models import Q
 from drf_spectacular.utils import extend_schema
@@ -33,7 +35,7 @@ class IssueFilter(django_filters.FilterSet):
 
     class Meta:
         model = Issue
-        fields = []
+        fields: list[str] = []
 
     def filter_open(self, queryset, name, value):
         if value is None:
@@ -144,7 +146,8 @@ class IssueDetailApi(OrganizationScopedApi, APIView):
             fields = [*IssueOutput.Meta.fields, "updates"]
 
         def get_updates(self, obj) -> list[dict]:
-            return IssueDetailApi.UpdateSerializer(obj.updates.order_by("created_at", "id"), many=True).data
+            updates = IssueDetailApi.UpdateSerializer(obj.updates.order_by("created_at", "id"), many=True)
+            return cast("list[dict]", updates.data)  # many=True: a list (the stubs type .data as one dict)
 
     def get_issue(self, pk: int) -> Issue:
         return self.selected_object(issue_list, pk=pk)

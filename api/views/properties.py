@@ -55,7 +55,7 @@ class PropertyFilter(django_filters.FilterSet):
 
     class Meta:
         model = Property
-        fields = []
+        fields: list[str] = []
 
     def filter_q(self, queryset, name, value):
         return queryset.filter(Q(code__icontains=value) | Q(address__icontains=value) | Q(postcode__icontains=value))
@@ -141,7 +141,7 @@ class TenantFilter(django_filters.FilterSet):
 
     class Meta:
         model = Tenant
-        fields = []
+        fields: list[str] = []
 
     def filter_q(self, queryset, name, value):
         return queryset.filter(Q(name__icontains=value) | Q(phone__icontains=value) | Q(email__icontains=value))
@@ -234,7 +234,7 @@ class TenancyFilter(django_filters.FilterSet):
 
     class Meta:
         model = Tenancy
-        fields = []
+        fields: list[str] = []
 
     def filter_current(self, queryset, name, value):
         import datetime
