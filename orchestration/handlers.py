@@ -11,8 +11,10 @@ while the model is deciding, outside any transaction."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -37,7 +39,7 @@ class Applied:
 @dataclass
 class Found:
     text: str  # what the model reads as the tool's result
-    hits: list[dict]  # the passages, for the trace
+    hits: list[dict[str, Any]]  # the passages, for the trace
     elapsed_ms: int
 
     @property
@@ -49,7 +51,7 @@ def tool_apply(
     *,
     conversation: Conversation,
     name: str,
-    tool_input: dict,
+    tool_input: dict[str, Any],
     first_message_at: datetime | None = None,
     last_message_at: datetime | None = None,
 ) -> Applied:
@@ -72,24 +74,24 @@ def tool_apply(
     return applied
 
 
-def _ask_for_details(conversation, tool_input):
+def _ask_for_details(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
     return Applied(reply=tool_input["question"], result="question sent"), "ok"
 
 
-def _ask_for_photo(conversation, tool_input):
+def _ask_for_photo(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
     return Applied(reply=tool_input["message"], result="photo requested"), "ok"
 
 
-def _respond(conversation, tool_input):
+def _respond(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
     return Applied(reply=tool_input["message"], result="sent"), "ok"
 
 
-def _escalate(conversation, tool_input):
+def _escalate(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
     services.conversation_escalate(conversation=conversation, reason=tool_input["reason"])
     return Applied(reply=tool_input["message"], result="escalated to the landlord"), "ok"
 
 
-def _find_property(conversation, tool_input):
+def _find_property(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
     match = services.conversation_property_propose(conversation=conversation, address=tool_input["address"])
     if match is None:
         reply = reply_text("property_not_found", language=conversation.language)
@@ -100,7 +102,7 @@ def _find_property(conversation, tool_input):
     return Applied(reply=reply, result=f"candidate {match.code}"), "match"
 
 
-def _confirm_property(conversation, tool_input):
+def _confirm_property(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
     if not tool_input["confirmed"]:
         services.conversation_property_reject(conversation=conversation)
         reply = reply_text("property_rejected", language=conversation.language)
@@ -112,7 +114,7 @@ def _confirm_property(conversation, tool_input):
     return Applied(reply=reply, result=f"property {prop.code} confirmed"), "confirmed"
 
 
-def _create_issue(conversation, tool_input):
+def _create_issue(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
     urgency = "emergency" if conversation.emergency_category else tool_input["urgency"]
     issue, created = issue_create(
         conversation=conversation,
@@ -139,7 +141,7 @@ def _create_issue(conversation, tool_input):
     return Applied(reply=reply, result=f"added to open issue {issue.reference}", issue=issue), "ok"
 
 
-def _emergency_alert_ensure(conversation, issue) -> str:
+def _emergency_alert_ensure(conversation: Conversation, issue: Issue) -> str:
     """An emergency the keyword rules missed still alerts the landlord, and the
     tenant gets the safety advice the keyword path would have sent. Returns
     that advice ("" when the keyword path already sent it)."""
@@ -165,7 +167,11 @@ def _emergency_category_for(issue_category: str) -> str:
     }.get(issue_category, "structural")
 
 
-HANDLERS = {
+# A handler returns what the turn applied and the outcome that moves the
+# identity state along (gating.IDENTITY_TRANSITIONS).
+Handler = Callable[[Conversation, dict[str, Any]], tuple[Applied, str]]
+
+HANDLERS: dict[str, Handler] = {
     "ask_for_details": _ask_for_details,
     "ask_for_photo": _ask_for_photo,
     "respond": _respond,
@@ -176,17 +182,17 @@ HANDLERS = {
 }
 
 
-def tool_lookup(*, conversation: Conversation, name: str, tool_input: dict) -> Found:
+def tool_lookup(*, conversation: Conversation, name: str, tool_input: dict[str, Any]) -> Found:
     """Run an allowed lookup call (a tool in ``LOOKUPS``)."""
     return LOOKUPS[name](conversation, tool_input)
 
 
-def _search_documents(conversation: Conversation, tool_input: dict) -> Found:
+def _search_documents(conversation: Conversation, tool_input: dict[str, Any]) -> Found:
     text, hits, elapsed = knowledge_lookup(conversation=conversation, query=tool_input["query"])
     return Found(text=text, hits=hits, elapsed_ms=elapsed)
 
 
 # Tools that feed the model and let it call again; every other tool is in HANDLERS.
-LOOKUPS = {
+LOOKUPS: dict[str, Callable[[Conversation, dict[str, Any]], Found]] = {
     "search_documents": _search_documents,
 }
