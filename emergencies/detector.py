@@ -72,7 +72,7 @@ def emergency_detect(
             logger.exception("emergency classifier failed; keyword rules decide alone")
     hits = list(match.hits)
     vetoed: list[RuleHit] = []
-    if score is not None:
+    if classifier is not None and score is not None:
         thresholds = classifier.thresholds.get(sensitivity) or classifier.thresholds["standard"]
         if score.emergency < thresholds["veto"]:
             vetoed = [hit for hit in hits if not hit.own]

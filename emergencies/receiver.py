@@ -37,8 +37,9 @@ def on_inbound_stored(sender, message, repeat=False, **kwargs) -> str | None:
         )
     if not detection:
         return None
-    category = detection.category
-    reply = safety_message_for(organization=organization, category=category, language=detection.language)
+    category, language = detection.category, detection.language
+    assert category is not None and language is not None  # an emergency always names both
+    reply = safety_message_for(organization=organization, category=category, language=language)
     if not emergency_recently_alerted(conversation=conversation, category=category):
         emergency_alert_raise(
             conversation=conversation,

@@ -64,6 +64,7 @@ class Command(BaseCommand):
             ),
         }
         if detection:
+            assert detection.category is not None and detection.language is not None  # an emergency names both
             # What the tenant would be sent: the organization's text if it has one, else the default, for this
             # country, in the language of the rules that hit when there is a text in it.
             result["safety_reply"] = safety_message_for(
