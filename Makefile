@@ -31,9 +31,13 @@ test: setup
 	$(MAKE) --no-print-directory lint
 	$(VENV)/bin/pytest
 
+# Style, the apps' layering (import-linter's contracts in pyproject.toml) and
+# types (mypy: strict on the services, the engine and the channel).
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy .
 
 format:
 	$(VENV)/bin/ruff check --fix .
