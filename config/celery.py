@@ -26,3 +26,4 @@ app.conf.task_routes = {
     tasks.RETRIEVAL_EMBED_DOCUMENT: {"queue": "embeddings"},
 }
 app.autodiscover_tasks()
+tasks.app_register(app)  # queue_task sends through this app

@@ -10,7 +10,10 @@ there, and the sweeper queues it once Redis answers again."""
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from celery import Celery
 
 logger = logging.getLogger(__name__)
 
@@ -32,11 +35,24 @@ EVALS_RETRIEVAL = "evals.retrieval"
 EVALS_JUDGE = "evals.judge"
 
 
+_app: Celery | None = None
+
+
+def app_register(app: Celery) -> None:
+    """``config/celery.py`` hands its app over as soon as it exists (and
+    ``config/__init__.py`` imports it first thing), so ``queue_task`` sends
+    through it without importing ``config.celery``, which imports the names
+    above for its routes."""
+    global _app
+    _app = app
+
+
 def queue_task(name: str, args: list[Any], *, countdown: float | None = None) -> bool:
     """Queue task ``name`` (one of the constants above) with ``args``; False
     when the broker could not be reached."""
-    from config.celery import app
-
+    app = _app
+    if app is None:
+        raise RuntimeError("no Celery app registered: config.celery registers it when imported")
     try:
         app.send_task(name, args=args, countdown=countdown)  # queue from task_routes
     except Exception as exc:  # broker unreachable: the sweeper re-queues from the database
