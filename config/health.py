@@ -1,9 +1,15 @@
-"""``GET /healthz``: is the database reachable, is Redis reachable, and did
-the emergency classifier load. A classifier that could not load does not make
-the process unhealthy (the keyword rules still answer emergencies), so it is
-reported, not failed: load balancers keep routing and monitoring sees it."""
+"""``GET /healthz``: is the database reachable, is Redis reachable, and what
+the apps report about themselves.
+
+Reports are registered by the apps at start-up (``health_report_register``),
+so config imports no app: the emergencies app reports its classifier
+(``ready``, ``off`` or ``unavailable``). A report never makes the process
+unhealthy (a classifier that could not load leaves the keyword rules
+answering), so load balancers keep routing and monitoring sees it."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 import redis
 from django.conf import settings
@@ -11,7 +17,12 @@ from django.db import connection
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 
-from emergencies.classifier import classifier_status
+# name -> a function returning a short state; filled by AppConfig.ready().
+HEALTH_REPORTS: dict[str, Callable[[], str]] = {}
+
+
+def health_report_register(name: str, report: Callable[[], str]) -> None:
+    HEALTH_REPORTS[name] = report
 
 
 def database_ok() -> bool:
@@ -38,6 +49,6 @@ def healthz(request):
     body = {
         "status": "ok" if healthy else "unavailable",
         **{k: "ok" if v else "down" for k, v in checks.items()},
-        "emergency_classifier": classifier_status(),
+        **{name: report() for name, report in HEALTH_REPORTS.items()},
     }
     return JsonResponse(body, status=200 if healthy else 503)

@@ -13,6 +13,7 @@ alone: the failure is logged once and ``/healthz`` says
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import threading
@@ -58,7 +59,7 @@ class _Head:
 
 
 class Classifier:
-    def __init__(self, artefact: dict[str, Any], embed: Embedder) -> None:
+    def __init__(self, artefact: dict[str, Any], embed: Embedder, *, neighbours: dict[str, np.ndarray]) -> None:
         self.version: str = artefact["version"]
         self.thresholds: dict[str, dict[str, float]] = artefact["thresholds"]
         self._mean = np.asarray(artefact["mean"], dtype=np.float32)
@@ -70,10 +71,23 @@ class Classifier:
             for name, head in artefact["heads"].items()
         }
         self._embed = embed
+        self._k = int(artefact["neighbours"]["k"])
+        self._neighbour_vectors = neighbours["vectors"].astype(np.float32)
+        self._neighbour_emergency = neighbours["emergency"].astype(np.float32)
+
+    def _neighbour_vote(self, vectors: np.ndarray) -> np.ndarray:
+        """Share of emergency among the k most similar training messages,
+        each weighted by 1 / cosine distance (an exact match decides alone)."""
+        unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+        distance = np.clip(1.0 - unit @ self._neighbour_vectors.T, 1e-9, None)
+        nearest = np.argsort(distance, axis=1, kind="stable")[:, : self._k]
+        weights = 1.0 / np.take_along_axis(distance, nearest, axis=1)
+        return (weights * self._neighbour_emergency[nearest]).sum(axis=1) / weights.sum(axis=1)
 
     def score_many(self, texts: list[str]) -> list[Score]:
-        features = (self._embed(texts) - self._mean) / self._scale
-        emergency = self._heads["emergency"].probabilities(features)
+        vectors = self._embed(texts)
+        features = (vectors - self._mean) / self._scale
+        emergency = (self._heads["emergency"].probabilities(features)[:, 1] + self._neighbour_vote(vectors)) / 2
         category = self._heads["category"].probabilities(features)
         language = self._heads["language"].probabilities(features)
         scores = []
@@ -81,7 +95,7 @@ class Classifier:
             c, lang = int(category[i].argmax()), int(language[i].argmax())
             scores.append(
                 Score(
-                    emergency=float(emergency[i, 1]),
+                    emergency=float(emergency[i]),
                     category=self._heads["category"].classes[c],
                     category_probability=float(category[i, c]),
                     language=self._heads["language"].classes[lang] if language[i, lang] >= 0.6 else None,
@@ -108,8 +122,14 @@ def e5_embedder() -> Embedder:
 
 
 def classifier_load(path: Path, embed: Embedder | None = None) -> Classifier:
-    artefact = json.loads(Path(path).read_text(encoding="utf-8"))
-    return Classifier(artefact, embed or e5_embedder())
+    path = Path(path)
+    artefact = json.loads(path.read_text(encoding="utf-8"))
+    with np.load(path.with_suffix(".npz")) as stored:
+        neighbours = {"vectors": stored["vectors"], "emergency": stored["emergency"]}
+    digest = hashlib.sha256(neighbours["vectors"].tobytes() + neighbours["emergency"].tobytes()).hexdigest()
+    if digest != artefact["neighbours"]["sha256"]:
+        raise ValueError(f"{path.with_suffix('.npz')} does not belong to {path.name}: retrain or restore both")
+    return Classifier(artefact, embed or e5_embedder(), neighbours=neighbours)
 
 
 _lock = threading.Lock()

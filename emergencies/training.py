@@ -7,6 +7,13 @@ five languages (for the safety text). Logistic regression on standardised
 embeddings, fitted with scikit-learn at training time only; at run time the
 heads are a few dot products in numpy (``emergencies.classifier``).
 
+The emergency probability is the mean of that linear head and a vote of the
+``NEIGHBOURS`` most similar training messages (cosine, weighted by
+closeness). On dev the linear head alone flagged short everyday reports
+("the kitchen tap is leaking") that sit near real floods in the embedding; the
+neighbours, which include such reports, pull those down. The neighbours'
+embeddings ship beside the artefact (``<artefact>.npz``, float16).
+
 The artefact is a small JSON file committed to the repository, so CI needs no
 network, with the figures training produced: a test retrains from the same
 split and checks that they come out the same.
@@ -36,11 +43,12 @@ FORMAT = 1
 # built-in keyword rule ("gas bill", "fire alarm test"). An organization's own
 # rules always fire.
 EMERGENCY_THRESHOLDS: dict[str, dict[str, float]] = {
-    "high": {"alert": 0.3, "veto": 0.0},
-    "standard": {"alert": 0.4, "veto": 0.05},
-    "low": {"alert": 0.5, "veto": 0.1},
+    "high": {"alert": 0.5, "veto": 0.1},
+    "standard": {"alert": 0.6, "veto": 0.3},
+    "low": {"alert": 0.7, "veto": 0.3},
 }
 REGULARISATION = 0.05  # C of the logistic heads, chosen on the dev split
+NEIGHBOURS = 5  # training messages that vote on a new one, chosen on the dev split
 
 
 def rows_read(paths: Sequence[Path]) -> list[dict[str, Any]]:
@@ -103,11 +111,26 @@ def classifier_train(
             "language": _logistic(features[with_language], languages, balanced=False),
         },
     }
-    artefact["version"] = "e5-linear-" + hashlib.sha256(json.dumps(artefact, sort_keys=True).encode()).hexdigest()[:10]
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    neighbours = {"vectors": unit.astype(np.float16), "emergency": is_emergency.astype(np.int8)}
+    artefact["neighbours"] = {
+        "k": NEIGHBOURS,
+        "sha256": hashlib.sha256(neighbours["vectors"].tobytes() + neighbours["emergency"].tobytes()).hexdigest(),
+    }
+    artefact["version"] = "e5-lin-knn-" + hashlib.sha256(json.dumps(artefact, sort_keys=True).encode()).hexdigest()[:10]
     cached = dict(zip([row["text"] for row in rows], vectors, strict=True))
-    classifier = Classifier(artefact, lambda texts: np.stack([cached[t] for t in texts]))
+    classifier = Classifier(artefact, lambda texts: np.stack([cached[t] for t in texts]), neighbours=neighbours)
     artefact["figures"] = classifier_figures(classifier, rows)
+    artefact["_neighbours"] = neighbours  # written to <artefact>.npz by classifier_save, not into the JSON
     return artefact
+
+
+def classifier_save(artefact: dict[str, Any], path: Path) -> None:
+    """The JSON artefact at ``path`` and the neighbours beside it (``.npz``)."""
+    neighbours = artefact.pop("_neighbours")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path.with_suffix(".npz"), **neighbours)
+    path.write_text(json.dumps(artefact, separators=(",", ":")) + "\n", encoding="utf-8")
 
 
 def classifier_figures(classifier: Classifier, rows: list[dict[str, Any]]) -> dict[str, float]:

@@ -197,11 +197,19 @@ def test_validation_confirms_with_reasoning(home, post_inbound, anthropic_stub):
     assert request["tool_choice"] == {"type": "tool", "name": "emergency_verdict"}
 
 
+@pytest.fixture
+def rules_alone(settings):
+    """The keyword rules without the classifier: "the fire alarm test was loud
+    today, all fine" then raises the false alarm the model check has to stand
+    down (with the classifier on, it is stood down at once: test_classifier)."""
+    settings.EMERGENCY_CLASSIFIER = "off"
+
+
 def dismissal(reason: str = "A test, all fine.", category: str = "fire_smoke") -> dict:
     return tool_use_response("emergency_verdict", {"reasoning": reason, "is_emergency": False, "category": category})
 
 
-def test_validation_dismisses_a_false_alarm_and_tells_the_landlord(home, post_inbound, anthropic_stub):
+def test_validation_dismisses_a_false_alarm_and_tells_the_landlord(home, post_inbound, anthropic_stub, rules_alone):
     home.emergency_contact_phone = "+447700900555"
     home.save()
     alert = alert_for(home, post_inbound, "the fire alarm test was loud today, all fine")
@@ -220,7 +228,7 @@ def test_validation_dismisses_a_false_alarm_and_tells_the_landlord(home, post_in
     assert "False alarm" in to_contact[1] and "A test, all fine." in to_contact[1]
 
 
-def test_dismissing_one_alert_keeps_another_live_one(home, post_inbound, anthropic_stub):
+def test_dismissing_one_alert_keeps_another_live_one(home, post_inbound, anthropic_stub, rules_alone):
     post_inbound(phone=PHONE, to=ORG_NUMBER, body="water coming through the ceiling")
     post_inbound(phone=PHONE, to=ORG_NUMBER, body="the fire alarm test was loud today, all fine")
     flood, fire = EmergencyAlert.objects.order_by("id")
@@ -232,7 +240,7 @@ def test_dismissing_one_alert_keeps_another_live_one(home, post_inbound, anthrop
     assert Conversation.objects.get(phone=PHONE).emergency_category == "flooding"
 
 
-def test_after_a_dismissal_the_report_is_handled_normally(home, tenant_says, anthropic_stub):
+def test_after_a_dismissal_the_report_is_handled_normally(home, tenant_says, anthropic_stub, rules_alone):
     from issues.models import Issue
     from orchestration.testing.fixtures import issue_call
 
@@ -292,11 +300,14 @@ def test_worker_validates_and_emails_the_landlord(
     )
 
 
-def test_the_shipped_rules_catch_every_labelled_emergency():
-    from emergencies.measure import emergency_rules_measure
+def test_the_shipped_rules_catch_every_labelled_emergency(settings):
+    """The regression set (the project's first 112 messages) through the rules
+    alone: every emergency, in the right category."""
+    from emergencies.measure import emergencies_measure, rows_load, split_paths
 
-    report = emergency_rules_measure()
+    settings.EMERGENCY_CLASSIFIER = "off"
+    report = emergencies_measure(rows=rows_load(split_paths("regression")))
     assert report["misses"] == []
-    assert report["right_category"] == report["positives"]
+    assert all(said.endswith(f"-> {said.split(' ->')[0]}") for said in report["confusion"])
     # Substring-style false alarms stay out; the few left are the model check's job.
-    assert not any(text.startswith(("my gasket", "the boiler fired")) for text in report["fps"])
+    assert not any(text.startswith(("my gasket", "the boiler fired")) for text in report["false_alarms"])

@@ -27,8 +27,9 @@ def test_a_hit_shows_category_rules_and_the_default_reply_without_an_organizatio
     assert "reply (GB): If you smell gas" in out and "0800 111 999" in out
 
 
-def test_no_hit_shows_the_normalised_text():
-    assert run("check_emergency", "my gasket is leaking") == "no emergency rule hit ('my gasket is leaking', GB)\n"
+def test_no_emergency_shows_the_classifiers_score_country_and_sensitivity():
+    out = run("check_emergency", "my gasket is leaking")
+    assert out.startswith("no emergency (classifier 0.") and out.rstrip().endswith("; GB, standard)")
 
 
 def test_json_output():
@@ -57,8 +58,9 @@ def test_country_chooses_that_countrys_safety_message(country, expected, not_exp
 
 def test_country_chooses_that_countrys_rules():
     text = "the furnace is out and we have a newborn"
-    assert run("check_emergency", text).startswith("no emergency rule hit")
-    assert run("check_emergency", text, "--country", "US").startswith("EMERGENCY: no_heat_vulnerable")
+    assert json.loads(run("check_emergency", text, "--json"))["rules"] == []
+    us = json.loads(run("check_emergency", text, "--country", "US", "--json"))
+    assert us["stage"] == "keyword" and us["category"] == "no_heat_vulnerable"
 
 
 def test_org_uses_its_own_rules_its_country_and_its_own_safety_text():
@@ -71,7 +73,7 @@ def test_org_uses_its_own_rules_its_country_and_its_own_safety_text():
     out = run("check_emergency", "the lift stuck again", "--org", "harbour", "--country", "US")
     assert "reply (US): If you are in danger" in out and "911" in out
     # Another organization does not have the rule.
-    assert run("check_emergency", "the lift stuck again").startswith("no emergency rule hit")
+    assert json.loads(run("check_emergency", "the lift stuck again", "--json"))["rules"] == []
 
 
 def test_unknown_org_and_bad_country_are_clear_errors():
@@ -81,17 +83,18 @@ def test_unknown_org_and_bad_country_are_clear_errors():
         run("check_emergency", "gas leak", "--country", "England")
 
 
-def test_measure_emergencies_reports_recall_and_false_positives():
+def test_measure_emergencies_reports_the_regression_set_by_kind_and_category():
     out = run("measure_emergencies")
     first = out.splitlines()[0]
-    assert first.startswith("recall ") and "(100.0%)" in first and "false positives" in first
+    assert first.startswith("regression (standard): recall 69/69 (1.000)") and "false positives" in first
+    assert "by category:" in out and "confusion (truth -> decided):" in out
     assert "missed:" not in out
-    assert "false positive: I read about a fire on the news -> fire_smoke" in out
 
 
-def test_measure_emergencies_json_and_a_miss_is_listed():
+def test_measure_emergencies_lists_a_miss_of_the_rules_alone(settings):
+    settings.EMERGENCY_CLASSIFIER = "off"  # the rules decide alone
     report = json.loads(run("measure_emergencies", "--json"))
-    assert report["hits"] == report["positives"] >= 60 and report["misses"] == []
+    assert report["recall"]["hit"] == report["recall"]["n"] >= 60 and report["misses"] == []
     EmergencyRule.objects.filter(organization=None, phrase="czujnik czadu").update(enabled=False)
     report = json.loads(run("measure_emergencies", "--json"))
     assert report["misses"] == ["czujnik czadu piszczy"]

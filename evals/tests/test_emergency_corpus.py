@@ -17,6 +17,7 @@ CORPUS = Path(__file__).resolve().parents[1] / "emergencies"
 FROZEN = {
     "test.jsonl": "122d8ab40ee59daadf057195c5e292efca2460cf49ac35c1cec0515f2c68f4bd",
     "blind/batch-001.jsonl": "227bf799399751ade76450b30d43c45eb96a592aacc404455dacf473da083355",
+    "blind/batch-002.jsonl": "0ce04f72b167743493ec54dc03b6cece3da1699a1f2e7f12c6a14495ab4e5855",
 }
 FIELDS = {
     "id",
@@ -48,7 +49,9 @@ def test_no_situation_sits_on_two_sides_of_the_split():
             assert seen.setdefault(row["situation"], split) == split, row["id"]
 
 
-@pytest.mark.parametrize("name", ["train.jsonl", "dev.jsonl", "test.jsonl", "blind/batch-001.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["train.jsonl", "dev.jsonl", "test.jsonl", "blind/batch-001.jsonl", "blind/batch-002.jsonl"]
+)
 def test_rows_are_labelled_consistently(name):
     for row in rows(name):
         assert set(row) == FIELDS, row["id"]

@@ -10,14 +10,13 @@ train on dev, test or blind files: they are how the classifier is judged.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from emergencies.classifier import EMBEDDING_MODEL, e5_embedder
-from emergencies.training import classifier_train
+from emergencies.training import classifier_save, classifier_train
 
 CORPUS = Path(settings.BASE_DIR) / "evals" / "emergencies"
 JUDGED = {"dev.jsonl", "test.jsonl"}
@@ -41,7 +40,6 @@ class Command(BaseCommand):
             artefact = classifier_train(paths=paths, embed=e5_embedder(), embedding_model=EMBEDDING_MODEL)
         except ValueError as exc:
             raise CommandError(str(exc)) from exc
-        Path(output).parent.mkdir(parents=True, exist_ok=True)
-        Path(output).write_text(json.dumps(artefact, separators=(",", ":")) + "\n", encoding="utf-8")
+        classifier_save(artefact, Path(output))
         figures = ", ".join(f"{k} {v}" for k, v in artefact["figures"].items())
         self.stdout.write(f"{artefact['version']}: {artefact['rows']} rows -> {output} ({figures} on its own rows)")

@@ -1,0 +1,130 @@
+"""The classifier stage of emergency detection: its artefact, the policy that
+combines it with the keyword rules, and what happens when it cannot load."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+
+from emergencies.classifier import EMBEDDING_MODEL, classifier_get, classifier_reset, e5_embedder
+from emergencies.detector import emergency_detect
+from emergencies.models import EmergencyAlert, EmergencyRule
+from emergencies.training import classifier_train
+from orchestration.testing.fixtures import ORG_NUMBER, PHONE
+
+CORPUS = Path(settings.BASE_DIR) / "evals" / "emergencies"
+
+
+@pytest.fixture
+def no_classifier(settings, tmp_path):
+    settings.EMERGENCY_CLASSIFIER_PATH = str(tmp_path / "missing.json")
+    classifier_reset()
+    yield
+    classifier_reset()
+
+
+def test_retraining_from_the_train_split_reproduces_the_artefacts_figures():
+    shipped = json.loads(Path(settings.EMERGENCY_CLASSIFIER_PATH).read_text())
+    paths = [CORPUS / name for name in shipped["trained_on"]]
+    assert [p.name for p in paths] == ["train.jsonl", "messages.jsonl"]
+    retrained = classifier_train(paths=paths, embed=e5_embedder(), embedding_model=EMBEDDING_MODEL)
+    assert retrained["trained_on"] == shipped["trained_on"], "the artefact is stale: run train_emergency_classifier"
+    assert retrained["rows"] == shipped["rows"]
+    assert retrained["figures"] == shipped["figures"]
+    assert retrained["thresholds"] == shipped["thresholds"]
+
+
+def test_the_shipped_artefact_was_never_trained_on_judged_splits():
+    shipped = json.loads(Path(settings.EMERGENCY_CLASSIFIER_PATH).read_text())
+    assert not {"dev.jsonl", "test.jsonl"} & set(shipped["trained_on"])
+
+
+def test_the_training_command_refuses_judged_files(tmp_path):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="never train on them"):
+        call_command(
+            "train_emergency_classifier", "--extra", str(CORPUS / "test.jsonl"), "--output", str(tmp_path / "x")
+        )
+
+
+@pytest.mark.django_db
+def test_a_hazard_described_without_its_name_is_answered_by_the_classifier(home, post_inbound):
+    text = "my nan is 91 and lives with us, the heating packed in last night and the house is freezing"
+    assert not emergency_detect(text, organization_id=home.pk, country="GB").hits  # no rule knows this wording
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
+    assert response.status_code == 200
+    alert = EmergencyAlert.objects.get()
+    assert alert.source == "classifier" and alert.category == "no_heat_vulnerable"
+    assert alert.score >= classifier_get().thresholds["standard"]["alert"]
+    assert alert.model_version == classifier_get().version
+    assert alert.safety_reply and alert.safety_reply in response.content.decode()
+    assert alert.trigger.startswith("Classifier: no heat")
+
+
+@pytest.mark.django_db
+def test_a_built_in_rule_in_a_harmless_message_is_stood_down_but_fires_without_the_classifier(
+    home, post_inbound, settings
+):
+    text = "just checking, is the fire alarm test at 10 tomorrow? I work nights"
+    detection = emergency_detect(text, organization_id=home.pk, country="GB")
+    assert detection.vetoed and not detection
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
+    assert not EmergencyAlert.objects.exists()
+
+    settings.EMERGENCY_CLASSIFIER = "off"  # the rules decide alone
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
+    assert EmergencyAlert.objects.get().source == "keyword"
+
+
+@pytest.mark.django_db
+def test_an_organizations_own_rule_always_fires(home, post_inbound):
+    EmergencyRule.objects.create(organization=home, phrase="tuesday inspection", category="structural")
+    text = "reminder about the tuesday inspection please"
+    assert emergency_detect(text, organization_id=home.pk, country="GB").score.emergency < 0.05
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
+    alert = EmergencyAlert.objects.get()
+    assert alert.source == "keyword" and alert.trigger.startswith("Keyword rule “tuesday inspection”")
+
+
+@pytest.mark.django_db
+def test_without_the_classifier_the_rules_still_answer(home, post_inbound, no_classifier, caplog):
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas in the kitchen")
+    assert response.status_code == 200
+    alert = EmergencyAlert.objects.get()
+    assert alert.source == "keyword" and alert.score is None and alert.model_version == ""
+    assert alert.safety_reply in response.content.decode()
+    assert "emergency classifier unavailable" in caplog.text
+
+
+@pytest.mark.django_db
+def test_sensitivity_moves_the_classifiers_threshold(home):
+    text = "there's a weird smell near the boiler, kind of like eggs, not sure"
+    score = emergency_detect(text, organization_id=home.pk, country="GB").score.emergency
+    thresholds = classifier_get().thresholds
+    for sensitivity, limits in thresholds.items():
+        fired = emergency_detect(text, organization_id=home.pk, country="GB", sensitivity=sensitivity)
+        assert bool(fired) == (bool(fired.hits) or score >= limits["alert"]), sensitivity
+    assert thresholds["high"]["alert"] < thresholds["standard"]["alert"] < thresholds["low"]["alert"]
+
+
+@pytest.mark.django_db
+def test_check_emergency_shows_both_stages(capsys):
+    call_command("check_emergency", "gas bill is far too high this month", "--json")
+    result = json.loads(capsys.readouterr().out)
+    assert result["classifier"]["version"] == classifier_get().version
+    assert {"stage", "why", "rules", "rules_stood_down", "sensitivity"} <= set(result)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("split", "listed"), [("dev", True), ("test", False)])
+def test_measure_emergencies_reports_a_split_by_kind_and_never_lists_test_messages(capsys, split, listed):
+    call_command("measure_emergencies", "--split", split, "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["by_kind"]) == {"emergency", "tempting", "routine"}
+    assert report["recall"]["n"] == report["by_kind"]["emergency"]["n"] > 0
+    assert ("misses" in report) is listed
