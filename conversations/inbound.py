@@ -18,7 +18,7 @@ from functools import partial
 from typing import Any, cast
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import DataError, IntegrityError, connection, transaction
 
 from config.tasks import INBOUND_PROCESS, MEDIA_DOWNLOAD, queue_task
 from conversations.models import Conversation, Media, Message
@@ -36,7 +36,8 @@ TO_MAX_CHARS = 64
 PHONE_MAX_CHARS = 32
 # Twilio sends at most ten media per message.
 MAX_MEDIA = 10
-MEDIA_KEY = re.compile(r"MediaUrl(\d{1,3})")
+# ASCII digits only: ``\d`` would also read other scripts' digits as an index.
+MEDIA_KEY = re.compile(r"MediaUrl([0-9]{1,3})")
 
 
 @dataclass
@@ -62,6 +63,12 @@ def payload_clean(params: Mapping[str, str | list[str]]) -> tuple[dict[str, str]
             flags.append("undecodable_text")  # bytes that were not UTF-8, replaced when the form was decoded
         key = key.replace("\x00", "")
         values = [item.replace("\x00", "") for item in values]
+        if key in raw:
+            # Two posted keys that are one once cleaned ("Body" and "Body\0"):
+            # keep every value, the later key's last value answers ``get``.
+            flags.append("key_collision")
+            earlier = raw[key] if isinstance(raw[key], list) else [raw[key]]
+            values = [*earlier, *values]
         if len(values) > 1:
             flags.append("repeated_keys")
         fields[key] = values[-1] if values else ""
@@ -107,6 +114,8 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
     if undecodable:
         flags.append("undecodable_text")
     sid = params.get("MessageSid") or params.get("SmsMessageSid") or ""
+    if params.get("SmsMessageSid") and params.get("MessageSid") and params["SmsMessageSid"] != params["MessageSid"]:
+        flags.append("sid_conflict")  # MessageSid wins; both stay in raw_payload
     sender = params.get("From", "")
     to = params.get("To", "")
     if not sid or not sender:
@@ -204,17 +213,30 @@ def _immediate_replies(message: Message, *, repeat: bool) -> list[str]:
 
 def media_urls_present(params: Mapping[str, str]) -> tuple[list[tuple[int, str]], list[str]]:
     """(index, url) for every ``MediaUrlN`` actually posted, in order, whatever
-    ``NumMedia`` says; flags when the two disagree or there are too many."""
-    found = sorted(
-        (int(match.group(1)), url) for key, url in params.items() if (match := MEDIA_KEY.fullmatch(key)) and url
-    )
+    ``NumMedia`` says; flags when the two disagree or there are too many.
+
+    Keys that name one index twice (``MediaUrl0`` and ``MediaUrl00``) keep
+    one URL for that index, the canonical spelling first, and are flagged
+    ``duplicate_media_index``: the other URLs stay in raw_payload."""
+    by_index: dict[int, tuple[bool, str]] = {}
     flags = []
+    for key, url in params.items():
+        if not (match := MEDIA_KEY.fullmatch(key)) or not url:
+            continue
+        index = int(match.group(1))
+        canonical = match.group(1) == str(index)
+        if index in by_index:
+            flags.append("duplicate_media_index")
+            if by_index[index][0] or not canonical:
+                continue
+        by_index[index] = (canonical, url)
+    found = sorted((index, url) for index, (_, url) in by_index.items())
     declared = params.get("NumMedia", "")
     if declared.strip() != str(len(found)) and not (declared == "" and not found):
         flags.append("num_media_mismatch")
     if len(found) > MAX_MEDIA:
         flags.append("media_ignored")  # beyond Twilio's ten; the URLs stay in raw_payload
-    return found[:MAX_MEDIA], flags
+    return found[:MAX_MEDIA], list(dict.fromkeys(flags))
 
 
 def _insert_once(message: Message) -> bool:
@@ -250,4 +272,11 @@ def _media_record(message: Message, urls: list[tuple[int, str]], params: Mapping
                 error="" if allowed else "media URL is not on an allowed Twilio host",
             )
         )
-    return Media.objects.bulk_create(media)
+    try:
+        with transaction.atomic():  # a savepoint: a media row we cannot store never loses the message
+            return Media.objects.bulk_create(media)
+    except (IntegrityError, DataError):
+        logger.exception("media of inbound %s could not be recorded; the message is kept, flagged", message.pk)
+        message.flags = [*message.flags, "media_unrecorded"]  # the URLs stay in raw_payload
+        Message.objects.filter(pk=message.pk).update(flags=message.flags)
+        return []

@@ -414,3 +414,71 @@ def test_twilios_retry_of_an_emergency_gets_the_safety_message_again_and_one_ale
     assert "<Message>" in first_twiml
     assert second_twiml == first_twiml
     assert EmergencyAlert.objects.count() == 1 and Message.objects.filter(direction="inbound").count() == 1
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        ["MediaUrl0", "MediaUrl00"],
+        ["MediaUrl00", "MediaUrl0"],  # the canonical spelling wins whatever the order
+        ["MediaUrl0", "MediaUrl00", "MediaUrl000"],
+    ],
+)
+def test_two_media_keys_for_one_index_are_stored_and_flagged_not_a_500(
+    post_inbound, number, queued, keys, django_capture_on_commit_callbacks
+):
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="photo of the leak")
+    params["NumMedia"] = "1"
+    for position, key in enumerate(keys):
+        params[key] = f"https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME{key}x{position}"
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post_inbound(params)
+    assert response.status_code == 200
+    message = Message.objects.get()
+    assert "duplicate_media_index" in message.flags and message.conversation is not None
+    [media] = message.media.all()
+    assert media.index == 0 and media.provider_url == params["MediaUrl0"]
+    assert all(message.raw_payload[key] == params[key] for key in keys)  # every URL kept
+    assert ("inbound.process", [message.pk], "inbound") in queued
+    assert post_inbound(params).status_code == 200  # Twilio's retry is a repeat, not a 500
+    assert Message.objects.count() == 1
+
+
+def test_digits_of_other_scripts_are_not_read_as_a_media_index(post_inbound, number, queued):
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="")
+    params.update(MediaUrl0="https://api.twilio.com/a/ME0", **{"MediaUrl\u0660": "https://api.twilio.com/a/MEx"})
+    assert post_inbound(params).status_code == 200
+    message = Message.objects.get()
+    assert list(message.media.values_list("index", flat=True)) == [0]
+    assert message.raw_payload["MediaUrl\u0660"] == "https://api.twilio.com/a/MEx"
+
+
+def test_keys_that_are_one_once_nul_bytes_are_removed_keep_both_values(post_inbound, number, queued):
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="first")
+    params["Body\x00"] = "second"
+    assert post_inbound(params).status_code == 200
+    message = Message.objects.get()
+    assert {"key_collision", "nul_bytes"} <= set(message.flags)
+    assert message.raw_payload["Body"] == ["first", "second"]
+
+
+def test_conflicting_message_sids_are_stored_and_flagged(post_inbound, number, queued):
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="hi")
+    params["SmsMessageSid"] = "SM" + "9" * 32
+    assert post_inbound(params).status_code == 200
+    message = Message.objects.get()
+    assert "sid_conflict" in message.flags and message.provider_sid == params["MessageSid"]
+
+
+def test_a_media_row_the_database_refuses_keeps_the_message(post_inbound, number, queued, monkeypatch):
+    from django.db import IntegrityError
+
+    def refuse(*args, **kwargs):
+        raise IntegrityError("duplicate key value violates unique constraint")
+
+    monkeypatch.setattr(Media.objects, "bulk_create", refuse)
+    params = inbound_params(phone="+447700900123", to="+14155550001", body="look")
+    params.update(NumMedia="1", MediaUrl0="https://api.twilio.com/a/ME0")
+    assert post_inbound(params).status_code == 200
+    message = Message.objects.get()
+    assert "media_unrecorded" in message.flags and message.raw_payload["MediaUrl0"] == params["MediaUrl0"]
