@@ -47,6 +47,8 @@ STATUS_RANK: dict[str, int] = {
 TWILIO_WINDOW_CLOSED_CODE = "63016"
 WINDOW_CLOSED = "window_closed"
 FAILED_STATUSES = {Message.Status.FAILED, Message.Status.UNDELIVERED}
+# Message.provider_sid's column.
+PROVIDER_SID_MAX_CHARS = 64
 TWILIO_STATUS = {"accepted": "queued", "scheduled": "queued", "receiving": "sending", "received": "delivered"}
 
 
@@ -227,10 +229,19 @@ def message_status_update(
     Statuses only move forward, so a late ``sent`` never overwrites
     ``delivered``. Returns False when it changed nothing (unknown message,
     unknown status, a status older than the one stored, or a callback for an
-    earlier SID of a message that has since been sent again)."""
+    earlier SID of a message that has since been sent again).
+
+    Input is cleaned as the inbound webhook's is: NUL bytes removed, the
+    error cut to its columns; a SID longer than the column names no message."""
+    status, provider_sid, error_code, error_message = (
+        text.replace("\x00", "") for text in (status, provider_sid, error_code, error_message)
+    )
+    if len(provider_sid) > PROVIDER_SID_MAX_CHARS:
+        logger.warning("ignoring a status for a %d-character SID", len(provider_sid))
+        return False
     status = TWILIO_STATUS.get(status, status)
     if status not in STATUS_RANK:
-        logger.warning("ignoring unknown Twilio status %r for %s", status, provider_sid or message_id)
+        logger.warning("ignoring unknown Twilio status %r for %s", status[:40], provider_sid or message_id)
         return False
     lower = [s for s, rank in STATUS_RANK.items() if rank < STATUS_RANK[status]]
     messages = Message.objects.filter(direction=Message.Direction.OUTBOUND, status__in=lower)

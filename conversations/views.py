@@ -12,7 +12,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 from conversations.delivery import message_status_update
-from conversations.inbound import message_record_inbound
+from conversations.inbound import SID_MAX_CHARS, message_record_inbound, payload_clean
 from conversations.twilio_client import twilio_signature_valid
 
 logger = logging.getLogger(__name__)
@@ -71,16 +71,28 @@ def twilio_status_callback(request: HttpRequest) -> HttpResponse:
     if not _signed(request):
         logger.warning("rejected a status callback with a missing or wrong signature")
         return HttpResponseForbidden("invalid Twilio signature")
-    sid = request.POST.get("MessageSid", "")
-    status = request.POST.get("MessageStatus", "")
+    # The inbound webhook's cleaning: NUL bytes (PostgreSQL text cannot hold
+    # them) removed, the last value of a repeated key.
+    fields, _, flags = payload_clean(dict(request.POST.lists()))
+    sid = fields.get("MessageSid", "")
+    status = fields.get("MessageStatus", "")
     if not sid or not status:
-        return HttpResponse("MessageSid and MessageStatus are required", status=400)
+        return HttpResponse("MessageSid and MessageStatus are required", status=400, content_type="text/plain")
+    if len(sid) > SID_MAX_CHARS:
+        logger.warning("refused a status callback whose MessageSid has %d characters", len(sid))
+        return HttpResponse(
+            f"MessageSid is longer than {SID_MAX_CHARS} characters: no message has it",
+            status=400,
+            content_type="text/plain",
+        )
+    if flags:
+        logger.warning("status callback for %s cleaned: %s", sid, flags)
     mid = request.GET.get("mid", "")
     message_status_update(
         message_id=int(mid) if mid.isascii() and mid.isdigit() and len(mid) < 19 else None,
         provider_sid=sid,
         status=status,
-        error_code=request.POST.get("ErrorCode", ""),
-        error_message=request.POST.get("ErrorMessage", ""),
+        error_code=fields.get("ErrorCode", ""),
+        error_message=fields.get("ErrorMessage", ""),
     )
     return HttpResponse(status=204)

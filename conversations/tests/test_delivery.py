@@ -320,3 +320,48 @@ def test_63016_reported_by_a_status_callback_sends_the_template_instead(
     message.refresh_from_db()
     assert message.status == Message.Status.UNDELIVERED and message.error_code == "63016"
     assert len([name for name, *_ in queued if name == "outbound.send"]) == sends
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("MessageSid", "SM\x00" + "1" * 32),
+        ("ErrorMessage", "Unreachable\x00 destination"),
+        ("ErrorCode", "630\x0024"),
+        ("MessageStatus", "undeliv\x00ered"),
+    ],
+)
+def test_a_status_callback_with_a_nul_byte_is_cleaned_not_a_500(conversation, twilio_stub, client, field, value):
+    message = message_send(message_id=queue(conversation).pk)
+    path = f"/webhooks/twilio/status?mid={message.pk}"
+    params = {"MessageSid": message.provider_sid, "MessageStatus": "undelivered", "ErrorCode": "63024"}
+    params[field] = value
+    response = signed_status(client, message, path, **params)
+    assert response.status_code in (204, 400)
+    message.refresh_from_db()
+    assert "\x00" not in message.error_message and "\x00" not in (message.provider_sid or "")
+    if field != "MessageSid":
+        assert response.status_code == 204
+        assert message.status == "undelivered"
+        assert message.error_message == params.get("ErrorMessage", "").replace("\x00", "")
+
+
+@pytest.mark.parametrize("mid", [True, False])
+def test_a_300_character_sid_is_answered_400_not_a_500(conversation, twilio_stub, client, mid):
+    message = message_send(message_id=queue(conversation).pk)
+    path = f"/webhooks/twilio/status?mid={message.pk}" if mid else "/webhooks/twilio/status"
+    response = signed_status(client, message, path, MessageSid="SM" + "7" * 298, MessageStatus="delivered")
+    assert response.status_code == 400 and b"longer than 64" in response.content
+    message.refresh_from_db()
+    assert message.status == "queued" and message.provider_sid != "SM" + "7" * 298
+
+
+def test_the_status_service_itself_cleans_its_input(conversation, twilio_stub):
+    message = message_send(message_id=queue(conversation).pk)
+    assert not message_status_update(provider_sid="SM" + "7" * 298, message_id=message.pk, status="delivered")
+    assert message_status_update(
+        provider_sid=message.provider_sid, status="failed", error_code="3\x00" * 20, error_message="bad\x00" * 400
+    )
+    message.refresh_from_db()
+    assert message.status == "failed" and message.error_code == "3" * 16
+    assert message.error_message == ("bad" * 400)[:1000]
