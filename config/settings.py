@@ -237,6 +237,12 @@ INBOUND_COALESCE_SECONDS = env_float("INBOUND_COALESCE_SECONDS", 3.0)
 INBOUND_SWEEP_GRACE_SECONDS = env_int("INBOUND_SWEEP_GRACE_SECONDS", 60)
 OUTBOUND_SWEEP_GRACE_SECONDS = env_int("OUTBOUND_SWEEP_GRACE_SECONDS", 120)
 SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 30)
+# A queued task (inbound processing, outbound sending, media download) holds a
+# lease this long: the sweeper does not queue it again meanwhile, however long
+# the queue. It queues one thing again at most SWEEP_MAX_REQUEUES times, then
+# gives up (media and outbound fail with the reason; inbound is flagged).
+SWEEP_LEASE_SECONDS = env_int("SWEEP_LEASE_SECONDS", 300)
+SWEEP_MAX_REQUEUES = env_int("SWEEP_MAX_REQUEUES", 5)
 CELERY_BEAT_SCHEDULE["channel-sweep"] = {"task": tasks.CHANNEL_SWEEP, "schedule": SWEEP_INTERVAL_SECONDS}
 # Approved WhatsApp templates for messages outside the 24-hour window, per purpose:
 # WHATSAPP_TEMPLATES="issue_update=HX...,generic=HX..."

@@ -25,9 +25,10 @@ from django.db import transaction
 from django.db.models import Case, F, Field, Q, Value, When
 from django.utils import timezone
 
-from config.tasks import OUTBOUND_SEND, queue_task
+from config.tasks import OUTBOUND_SEND
 from conversations.models import Conversation, Message
 from conversations.senders import OutgoingMessage, SendError, sender
+from conversations.sweeper import queue_leased
 from conversations.twilio_client import phone_mask
 
 logger = logging.getLogger(__name__)
@@ -290,9 +291,17 @@ def _window_closed_resend(*, provider_sid: str, message_id: int | None, reason: 
         message.status = Message.Status.PENDING
         message.provider_sid = None
         message.error_code = message.error_message = ""
-        message.status_updated_at = timezone.now()
+        message.status_updated_at = message.queued_at = timezone.now()
         message.save(
-            update_fields=["raw_payload", "status", "provider_sid", "error_code", "error_message", "status_updated_at"]
+            update_fields=[
+                "raw_payload",
+                "status",
+                "provider_sid",
+                "error_code",
+                "error_message",
+                "status_updated_at",
+                "queued_at",
+            ]
         )
-        transaction.on_commit(lambda: queue_task(OUTBOUND_SEND, [[message.pk]]))
+        transaction.on_commit(lambda: queue_leased(OUTBOUND_SEND, [[message.pk]], Message, [message.pk]))
     logger.info("message %s: Twilio reported 63016, queued again as a template", message.pk)

@@ -19,10 +19,12 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, transaction
+from django.utils import timezone
 
-from config.tasks import INBOUND_PROCESS, MEDIA_DOWNLOAD, queue_task
+from config.tasks import INBOUND_PROCESS, MEDIA_DOWNLOAD
 from conversations.models import Conversation, Media, Message
 from conversations.signals import inbound_stored
+from conversations.sweeper import queue_leased
 from conversations.twilio_client import media_host_allowed, phone_mask
 from properties.models import Organization, WhatsAppNumber
 
@@ -159,16 +161,18 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
             status=Message.Status.RECEIVED,
             flags=flags,
             raw_payload=raw,
+            # Processing is queued on commit: the sweeper's lease starts now.
+            queued_at=timezone.now() if conversation is not None else None,
         )
         stored = _insert_once(message)
         if stored:
             media = _media_record(message, media_urls, params)
             if conversation is not None:
                 Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=message.created_at)
-                transaction.on_commit(lambda: queue_task(INBOUND_PROCESS, [message.pk]))
+                transaction.on_commit(lambda: queue_leased(INBOUND_PROCESS, [message.pk], Message, [message.pk]))
             for item in media:
                 if item.download_state == Media.DownloadState.PENDING:
-                    transaction.on_commit(partial(queue_task, MEDIA_DOWNLOAD, [item.pk]))
+                    transaction.on_commit(partial(queue_leased, MEDIA_DOWNLOAD, [item.pk], Media, [item.pk]))
     if not stored:
         logger.info("repeated delivery of %s", sid[:SID_MAX_CHARS])
         return _repeat(provider_sid=message.provider_sid)
@@ -268,6 +272,7 @@ def _media_record(message: Message, urls: list[tuple[int, str]], params: Mapping
                 index=index,
                 provider_url=url[:500],
                 content_type=params.get(f"MediaContentType{index}", "")[:100],
+                queued_at=timezone.now() if allowed else None,  # its download is queued on commit
                 download_state=Media.DownloadState.PENDING if allowed else Media.DownloadState.REJECTED,
                 error="" if allowed else "media URL is not on an allowed Twilio host",
             )

@@ -146,6 +146,12 @@ class Message(models.Model):
     processed_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     status_updated_at = models.DateTimeField(null=True, blank=True)
+    # The lease on queued work (inbound processing, outbound sending): when a
+    # task was last queued for this message, and how often the sweeper queued
+    # it again. The sweeper leaves it alone for SWEEP_LEASE_SECONDS and gives
+    # up after SWEEP_MAX_REQUEUES.
+    queued_at = models.DateTimeField(null=True, blank=True)
+    requeues = models.PositiveSmallIntegerField(default=0, db_default=0)
 
     class Meta:
         ordering = ["created_at", "id"]
@@ -202,6 +208,9 @@ class Media(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     downloaded_at = models.DateTimeField(null=True, blank=True)
+    # The lease on the download task, as on Message.
+    queued_at = models.DateTimeField(null=True, blank=True)
+    requeues = models.PositiveSmallIntegerField(default=0, db_default=0)
 
     class Meta:
         verbose_name_plural = "media"

@@ -11,9 +11,11 @@ from __future__ import annotations
 import re
 
 from django.db import transaction
+from django.utils import timezone
 
-from config.tasks import OUTBOUND_SEND, queue_task
+from config.tasks import OUTBOUND_SEND
 from conversations.models import Conversation, Message
+from conversations.sweeper import queue_leased
 from properties.models import Organization
 
 WHATSAPP_MAX_CHARS = 1600
@@ -70,6 +72,7 @@ def outbound_text_queue(
             to_address=to,
             status=Message.Status.PENDING,
             raw_payload={"purpose": purpose},
+            queued_at=timezone.now(),  # sending is queued on commit: the sweeper's lease starts now
         )
         for part in text_split(body)
     ]
@@ -81,4 +84,4 @@ def outbound_text_queue(
 def outbound_send_queue(message_ids: list[int]) -> None:
     """Queue sending, in order. If Redis is down the rows stay ``pending`` and
     the sweeper queues them later."""
-    queue_task(OUTBOUND_SEND, [message_ids])
+    queue_leased(OUTBOUND_SEND, [message_ids], Message, message_ids)
