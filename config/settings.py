@@ -7,6 +7,7 @@ the local one, messages go to the console and the model is the scripted one.
 
 from __future__ import annotations
 
+import datetime
 import os
 import sys
 from pathlib import Path
@@ -87,6 +88,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "django_filters",
+    "axes",
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "properties",
@@ -109,7 +111,30 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its 429 page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- Login lockout (django-axes) ----------------------------------------------
+
+# Every login (admin, API session) goes through axes first: after
+# LOGIN_FAILURE_LIMIT wrong passwords for one username, or from one client IP,
+# that username or IP is refused (429) even with the right password, for
+# LOGIN_LOCKOUT_MINUTES (0: until an operator runs `manage.py axes_reset...`).
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5)
+login_lockout_minutes = env_int("LOGIN_LOCKOUT_MINUTES", 30)
+AXES_COOLOFF_TIME = datetime.timedelta(minutes=login_lockout_minutes) if login_lockout_minutes > 0 else None
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]  # each on its own: a user, or an IP
+AXES_RESET_ON_SUCCESS = True
+AXES_ENABLE_ADMIN = True  # attempts and lockouts are visible (and deletable) in the admin
+# Behind TRUSTED_PROXY_COUNT proxies the client IP is read from X-Forwarded-For
+# (the entry that many hops from the right); with 0, REMOTE_ADDR.
+TRUSTED_PROXY_COUNT = env_int("TRUSTED_PROXY_COUNT", 0)
+AXES_CLIENT_IP_CALLABLE = "config.client_ip.client_ip"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

@@ -1,6 +1,7 @@
 """The scoping mixin: one class decides what a landlord sees and changes in every admin."""
 
 import pytest
+from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.contrib.auth.models import Group, User
 from django.urls import reverse
@@ -24,7 +25,8 @@ pytestmark = pytest.mark.django_db
 
 # Third-party admins that keep Django's own model permissions: only superusers
 # (or users given those permissions explicitly) reach them; members never do.
-DJANGO_OWN = {User, Group, TokenProxy}
+# django-axes's login attempts and lockouts span organizations the same way.
+DJANGO_OWN = {User, Group, TokenProxy, AccessAttempt, AccessLog, AccessFailureLog}
 # Evaluation results span organizations: superusers only (see evals/admin.py).
 SUPERUSER_ONLY = {EvalRun, JudgeVerdict}
 
@@ -286,3 +288,14 @@ def test_landlord_switches_the_llm_assistant_for_their_organization(client, worl
     assert alice.organization.llm_orchestration_enabled is False
     assert alice.organization.emergency_contact_phone == "+447700900555"
     assert alice.organization.slug == "alice"
+
+
+def test_login_attempts_and_lockouts_are_closed_to_members(rf):
+    member = MembershipFactory().user
+    member.is_staff = True
+    request = rf.get("/admin/")
+    request.user = member
+    for model in (AccessAttempt, AccessLog, AccessFailureLog):
+        model_admin = admin.site._registry[model]
+        assert not model_admin.has_module_permission(request), model
+        assert not model_admin.has_view_permission(request), model
