@@ -442,6 +442,8 @@ REST_FRAMEWORK = {
         "django_filters.rest_framework.DjangoFilterBackend",
         "api.ordering.StrictOrderingFilter",
     ],
+    # API_THROTTLE_RATE / API_ANON_THROTTLE_RATE below; over the rate: 429 with Retry-After.
+    "DEFAULT_THROTTLE_CLASSES": ["api.throttling.TokenRateThrottle"],
     "EXCEPTION_HANDLER": "api.errors.api_exception_handler",
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),
     "DEFAULT_RENDERER_CLASSES": [
@@ -450,6 +452,27 @@ REST_FRAMEWORK = {
     ],
 }
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 200)
+# /api/schema/, /api/docs/ and /api/redoc/: open to anyone in development,
+# closed in production (only a signed-in user or a token may read them) unless
+# this says otherwise.
+API_DOCS_PUBLIC = env_bool("API_DOCS_PUBLIC", not PRODUCTION)
+# Requests per token (a signed-in session counts per user), and per client IP for
+# callers without credentials, as DRF rates ("N/second|minute|hour|day"). They are
+# counted in Redis (the "throttle" cache) so every web process shares the count;
+# if Redis does not answer, requests pass rather than fail.
+API_THROTTLE_RATE = env("API_THROTTLE_RATE", "3600/hour")
+# The test suite makes many anonymous calls from one address; its own tests set a rate.
+API_ANON_THROTTLE_RATE = env("API_ANON_THROTTLE_RATE", "100000/minute" if TESTING else "60/minute")
+CACHES = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},
+    "throttle": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        # Each test run counts apart from the others sharing this Redis.
+        "KEY_PREFIX": f"throttle-test-{os.getpid()}" if TESTING else "throttle",
+        "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5},
+    },
+}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Repairs API",
     "DESCRIPTION": "The landlord's API: issues, properties, tenants, tenancies, conversations and documents of the "

@@ -1,6 +1,5 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 from config.health import healthz
 
@@ -9,10 +8,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("webhooks/twilio/", include("conversations.urls")),
     path("api/v1/", include("api.urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    # Swagger UI and Redoc from drf-spectacular-sidecar's static files: no CDN needed.
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
-    path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
+    # /api/schema/, /api/docs/, /api/redoc/: public or not by API_DOCS_PUBLIC.
+    path("api/", include("api.docs_urls")),
 ]
 
 handler500 = "api.errors.server_error"
