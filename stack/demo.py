@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import secrets
 
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -15,6 +16,8 @@ DEMO_ORG_SLUG = "demo"
 # Twilio's WhatsApp sandbox number: what a developer's sandbox posts as To.
 DEMO_WHATSAPP_NUMBER = "+14155238886"
 DEMO_LANDLORD_USERNAME = "landlord"
+# Only `make demo` (run_stack --demo, seed_demo --fixed-password) uses this one;
+# `make run` and plain seed_demo set a fresh random password and print it.
 DEMO_LANDLORD_PASSWORD = "demo-landlord"  # noqa: S105 - development demo only
 # The demo organization's knowledge documents (the boiler answer comes from here).
 DEMO_DOCUMENTS_DIR = settings.BASE_DIR / "retrieval" / "demo_documents"
@@ -32,10 +35,17 @@ DEMO_TENANTS = [
 ]
 
 
+def demo_password(*, fixed: bool) -> str:
+    """The demo landlord's password for this run: the well-known one for the
+    demo, otherwise a random one nobody could guess from the README."""
+    return DEMO_LANDLORD_PASSWORD if fixed else secrets.token_urlsafe(12)
+
+
 @transaction.atomic
-def demo_seed() -> Organization:
+def demo_seed(*, landlord_password: str) -> Organization:
     """Create the demo organization, its properties, tenants, tenancies and a
-    landlord login. Idempotent: running it again changes nothing."""
+    landlord login whose password becomes ``landlord_password``. Idempotent:
+    running it again changes no row but that password."""
     organization, _ = Organization.objects.update_or_create(
         slug=DEMO_ORG_SLUG,
         defaults={
@@ -59,19 +69,18 @@ def demo_seed() -> Organization:
         for code in codes:
             Tenancy.objects.get_or_create(tenant=tenant, property=properties[code], start_date=start)
     user_model = get_user_model()
-    user, created = user_model.objects.get_or_create(
+    user, _ = user_model.objects.get_or_create(
         username=DEMO_LANDLORD_USERNAME, defaults={"is_staff": True, "email": "landlord@example.com"}
     )
-    if created:
-        user.set_password(DEMO_LANDLORD_PASSWORD)
-        user.save(update_fields=["password"])
+    user.set_password(landlord_password)
+    user.save(update_fields=["password"])
     Membership.objects.get_or_create(user=user, organization=organization, defaults={"role": Membership.Role.OWNER})
     return organization
 
 
-def demo_prepare(*, stdout=None) -> None:
+def demo_prepare(*, landlord_password: str, stdout=None) -> None:
     """What ``make run`` and ``make demo`` load before the stack starts: the demo
-    organization and its knowledge documents, embedded now (unchanged files are
-    skipped on the next run)."""
-    call_command("seed_demo", stdout=stdout)
+    organization (its landlord's password set to ``landlord_password``) and its
+    knowledge documents, embedded now (unchanged files are skipped on the next run)."""
+    call_command("seed_demo", password=landlord_password, stdout=stdout)
     call_command("ingest_documents", str(DEMO_DOCUMENTS_DIR), org=DEMO_ORG_SLUG, stdout=stdout)

@@ -11,7 +11,7 @@ import pytest
 from emergencies.defaults import defaults_seed
 from emergencies.models import EmergencyAlert, EmergencyRule, SafetyMessage
 from issues.models import Issue
-from stack.demo import DEMO_WHATSAPP_NUMBER, demo_prepare
+from stack.demo import DEMO_LANDLORD_PASSWORD, DEMO_WHATSAPP_NUMBER, demo_prepare
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -22,7 +22,7 @@ def demo_stack(live_server, celery_worker_factory, settings):
     on the scripted model whatever the developer's environment says."""
     defaults_seed(EmergencyRule, SafetyMessage)  # transactional tests flush the migration's rules
     settings.LLM_BACKEND = "scripted"
-    demo_prepare(stdout=io.StringIO())
+    demo_prepare(landlord_password=DEMO_LANDLORD_PASSWORD, stdout=io.StringIO())
     celery_worker_factory(LLM_BACKEND="scripted", MEDIA_ROOT=str(settings.MEDIA_ROOT)).start()
     return live_server.url
 

@@ -118,7 +118,7 @@ def test_run_stack_prints_where_to_go_and_ctrl_c_stops_every_process_it_started(
 
     assert f"Started redis-server (pid {redis_pid})" in output
     assert "Webhook for Twilio:  https://repairs.example.com/webhooks/twilio/whatsapp" in output
-    assert f"Admin:               http://{web}/admin/  login landlord / demo-landlord" in output
+    assert f"Admin:               http://{web}/admin/  (--no-seed: your own login)" in output
     assert "model backend: scripted" in output
     assert len(children) >= 3  # gunicorn, the Celery worker and beat (and their own children)
     assert [pid for pid in children if _running(pid)] == []

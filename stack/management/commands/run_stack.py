@@ -30,7 +30,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from config.bind import local_base_url
 from config.celery import QUEUES
-from stack.demo import DEMO_LANDLORD_PASSWORD, DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER, demo_prepare
+from stack.demo import DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER, demo_password, demo_prepare
 
 
 class Command(BaseCommand):
@@ -80,14 +80,16 @@ class Command(BaseCommand):
                 log = files.enter_context(service_log.open("a"))  # O_APPEND: the children's lines never overwrite
                 self.stdout.write(f"Starting; the services' logs go to {service_log}")
             call_command("migrate", interactive=False, verbosity=0)
-            if not no_seed:
+            # A fresh random landlord password each `make run`; the well-known one only for the demo.
+            password = None if no_seed else demo_password(fixed=demo)
+            if password:
                 with _stderr_to(log):  # the embedding model's loading messages
-                    demo_prepare(stdout=log)
+                    demo_prepare(landlord_password=password, stdout=log)
             children = {
                 name: subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT if log else None)
                 for name, command in self._commands(bind=bind, web_workers=web_workers).items()
             }
-            self._banner(bind, log_path=service_log)
+            self._banner(bind, password=password, log_path=service_log)
             try:
                 if demo:
                     self._wait_until_up(bind)
@@ -169,13 +171,14 @@ class Command(BaseCommand):
             time.sleep(0.5)
         raise CommandError(f"the web app did not answer on {bind} within 60 s")
 
-    def _banner(self, bind: str, *, log_path: Path | None = None) -> None:
+    def _banner(self, bind: str, *, password: str | None, log_path: Path | None = None) -> None:
         local = local_base_url(bind)
+        login = f"login {DEMO_LANDLORD_USERNAME} / {password}" if password else "(--no-seed: your own login)"
         self.stdout.write(
             self.style.SUCCESS("\nRepairs is running.\n")
             + f"  Webhook for Twilio:  {settings.PUBLIC_BASE_URL}/webhooks/twilio/whatsapp (local: {local})\n"
             + f"  Status callbacks:    {settings.PUBLIC_BASE_URL}/webhooks/twilio/status\n"
-            + f"  Admin:               {local}/admin/  login {DEMO_LANDLORD_USERNAME} / {DEMO_LANDLORD_PASSWORD}\n"
+            + f"  Admin:               {local}/admin/  {login}\n"
             + f"  Demo WhatsApp number {DEMO_WHATSAPP_NUMBER}; model backend: {settings.LLM_BACKEND}"
             + (" (scripted: set ANTHROPIC_API_KEY for Claude)" if settings.LLM_BACKEND == "scripted" else "")
             + f"; sender: {settings.WHATSAPP_SENDER}\n"
