@@ -282,6 +282,12 @@ WHATSAPP_SESSION_WINDOW_HOURS = env_int("WHATSAPP_SESSION_WINDOW_HOURS", 24)
 TWILIO_MEDIA_HOSTS = env_list(
     "TWILIO_MEDIA_HOSTS", "api.twilio.com,twiliocdn.com,twilio.com" + ("" if PRODUCTION else ",127.0.0.1")
 )
+# Development only: media may be fetched from this machine (plain 127.0.0.1 or
+# localhost on TWILIO_MEDIA_HOSTS, over HTTP, any port). Everywhere else IP
+# literals, userinfo, backslashes and non-default ports in a media URL are refused.
+MEDIA_FETCH_LOCAL = env_bool("MEDIA_FETCH_LOCAL", not PRODUCTION)
+if PRODUCTION and MEDIA_FETCH_LOCAL:
+    raise ImproperlyConfigured("MEDIA_FETCH_LOCAL must stay off when DJANGO_ENV=production")
 MEDIA_ALLOWED_TYPES = env_list(
     "MEDIA_ALLOWED_TYPES", "image/jpeg,image/png,image/webp,image/heic,image/gif,video/mp4,application/pdf"
 )

@@ -1,10 +1,13 @@
 """Downloading the photos tenants send, in a task, never in the webhook.
 
-Only Twilio's media hosts are fetched (``TWILIO_MEDIA_HOSTS``, checked again at
-every redirect). The account's credentials go only to Twilio's own media path
-on api.twilio.com, never to the CDN it redirects to. Downloads are streamed
-with a size cap and a content-type allowlist; the file is stored with its
-SHA-256.
+Only Twilio's media hosts are fetched (``TWILIO_MEDIA_HOSTS``). Each URL, the
+first and every redirect, is parsed once with the parser ``requests`` connects
+with and fetched as rebuilt from its checked parts (``media_url_check``). The
+account's credentials go only to Twilio's own media path on api.twilio.com, on
+the first hop: never to the CDN it redirects to, never on a redirect. Media of
+a message that is unrouted or malformed are not fetched at all. Downloads are
+streamed with a size cap and a content-type allowlist; the file is stored with
+its SHA-256.
 """
 
 from __future__ import annotations
@@ -20,9 +23,10 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db.models import Sum
 from django.utils import timezone
+from urllib3.util import parse_url
 
-from conversations.models import Media
-from conversations.twilio_client import TWILIO_API_ORIGIN, media_host_allowed, twilio_media_url
+from conversations.models import Media, Message
+from conversations.twilio_client import MediaUrlRefused, media_url_check
 
 logger = logging.getLogger(__name__)
 
@@ -42,6 +46,7 @@ def media_download(*, media_id: int) -> Media | None:
     if media is None or media.download_state != Media.DownloadState.PENDING:
         return media
     try:
+        _check_message(media.message)
         content, content_type = _fetch(media.provider_url)
         _check(media, content, content_type)
     except MediaRejected as exc:
@@ -69,41 +74,61 @@ def media_mark_failed(*, media_id: int, reason: str) -> None:
 
 
 def _fetch(url: str) -> tuple[bytes, str]:
-    """GET the media: our credentials only on Twilio's own media path, the
-    redirect to the CDN followed without them, every hop's host checked, and
-    a 404 (Twilio sometimes answers before the file is ready) retried a few
-    times with a short backoff."""
+    """GET the media. Every hop's URL is parsed once with urllib3's parser
+    (the one ``requests`` connects with), checked (``media_url_check``) and
+    the request built from the checked parts. Our credentials go only on the
+    first hop and only to Twilio's own media path; redirects are followed
+    here, checked again, and never carry them. A 404 (Twilio sometimes
+    answers before the file is ready) is retried a few times with a short
+    backoff."""
     not_found = 0
     redirects = 0
-    while True:
-        if not media_host_allowed(url):
-            raise MediaRejected(f"media host not allowed: {url[:120]}")
-        twilio = twilio_media_url(url)
-        request_url = url
-        if twilio and settings.TWILIO_API_BASE_URL:
-            request_url = settings.TWILIO_API_BASE_URL.rstrip("/") + url[len(TWILIO_API_ORIGIN) :]
-        try:
-            response = requests.get(
-                request_url,
-                auth=(settings.TWILIO_ACCOUNT_SID, settings.TWILIO_AUTH_TOKEN) if twilio else None,
-                stream=True,
-                allow_redirects=False,
-                timeout=settings.TWILIO_TIMEOUT_SECONDS,
-            )
-        except requests.RequestException as exc:
-            raise MediaRetry(str(exc)) from exc
-        if response.is_redirect:
-            response.close()
-            redirects += 1
-            if redirects > MAX_REDIRECTS:
-                raise MediaRejected("too many redirects")
-            url = urljoin(url, response.headers["Location"])
-            continue
-        if response.status_code == 404 and not_found < settings.MEDIA_NOT_FOUND_RETRIES:
-            response.close()
-            time.sleep(settings.MEDIA_NOT_FOUND_BACKOFF_SECONDS * 2**not_found)
-            not_found += 1
-            continue
+    with requests.Session() as session:
+        while True:
+            try:
+                target = media_url_check(url)
+            except MediaUrlRefused as exc:
+                raise MediaRejected(f"media URL not allowed ({exc}): {url[:120]}") from exc
+            credentials = target.twilio and redirects == 0
+            request_url = target.url
+            if target.twilio and settings.TWILIO_API_BASE_URL:
+                # Tests and the stack point Twilio's API at a local stub; the path is the checked one.
+                request_url = settings.TWILIO_API_BASE_URL.rstrip("/") + target.path
+            response = _send(session, request_url, credentials=credentials)
+            if response.is_redirect:
+                response.close()
+                redirects += 1
+                if redirects > MAX_REDIRECTS:
+                    raise MediaRejected("too many redirects")
+                location = response.headers["Location"]
+                if "\\" in location:
+                    raise MediaRejected(f"media URL not allowed (a backslash in a redirect): {location[:120]}")
+                url = urljoin(target.url, location)
+                continue
+            if response.status_code == 404 and not_found < settings.MEDIA_NOT_FOUND_RETRIES:
+                response.close()
+                time.sleep(settings.MEDIA_NOT_FOUND_BACKOFF_SECONDS * 2**not_found)
+                not_found += 1
+                continue
+            return _read(response, not_found)
+
+
+def _send(session: requests.Session, url: str, *, credentials: bool) -> requests.Response:
+    """Prepare the request, make sure ``requests`` will connect where the
+    checked URL says, and send it without following redirects."""
+    auth = (settings.TWILIO_ACCOUNT_SID, settings.TWILIO_AUTH_TOKEN) if credentials else None
+    prepared = requests.Request("GET", url, auth=auth).prepare()
+    expected, sent = parse_url(url), parse_url(prepared.url or "")
+    if (sent.scheme, sent.host, sent.port, sent.auth) != (expected.scheme, expected.host, expected.port, None):
+        raise MediaRejected(f"media URL not allowed (prepared differently): {url[:120]}")
+    try:
+        return session.send(prepared, stream=True, allow_redirects=False, timeout=settings.TWILIO_TIMEOUT_SECONDS)
+    except requests.RequestException as exc:
+        raise MediaRetry(str(exc)) from exc
+
+
+def _read(response: requests.Response, not_found: int) -> tuple[bytes, str]:
+    with response:
         if response.status_code == 429 or response.status_code >= 500:
             raise MediaRetry(f"HTTP {response.status_code}")
         if response.status_code != 200:
@@ -116,10 +141,19 @@ def _fetch(url: str) -> tuple[bytes, str]:
         for chunk in response.iter_content(64 * 1024):
             size += len(chunk)
             if size > settings.MEDIA_MAX_IMAGE_BYTES:
-                response.close()
                 raise MediaRejected(f"larger than MEDIA_MAX_IMAGE_BYTES ({settings.MEDIA_MAX_IMAGE_BYTES} bytes)")
             chunks.append(chunk)
         return b"".join(chunks), content_type
+
+
+def _check_message(message: Message) -> None:
+    """Media of a message that reached no organization, or that we could not
+    read, are never fetched: nobody will look at them, and an unsigned-looking
+    payload must not make us call out."""
+    if "malformed" in (message.flags or []):
+        raise MediaRejected("the message is malformed: its media are not downloaded")
+    if message.organization_id is None or message.conversation_id is None:
+        raise MediaRejected("the message is unrouted: its media are not downloaded")
 
 
 def _check(media: Media, content: bytes, content_type: str) -> None:
