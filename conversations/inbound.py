@@ -265,7 +265,12 @@ def _insert_once(message: Message) -> bool:
 def _media_record(message: Message, urls: list[tuple[int, str]], params: Mapping[str, str]) -> list[Media]:
     media = []
     for index, url in urls:
-        allowed = media_host_allowed(url)
+        # Nobody looks at the photos of an unrouted or malformed message: never fetch them.
+        if message.conversation_id is None:
+            allowed, error = False, "the message is unrouted or malformed: its media are not downloaded"
+        else:
+            allowed = media_host_allowed(url)
+            error = "" if allowed else "media URL is not on an allowed Twilio host"
         media.append(
             Media(
                 message=message,
@@ -274,7 +279,7 @@ def _media_record(message: Message, urls: list[tuple[int, str]], params: Mapping
                 content_type=params.get(f"MediaContentType{index}", "")[:100],
                 queued_at=timezone.now() if allowed else None,  # its download is queued on commit
                 download_state=Media.DownloadState.PENDING if allowed else Media.DownloadState.REJECTED,
-                error="" if allowed else "media URL is not on an allowed Twilio host",
+                error=error,
             )
         )
     try:

@@ -23,9 +23,10 @@ import urllib3.util.connection
 from config.tests.test_settings import django_setup
 from conversations.media import media_download
 from conversations.models import Media
+from conversations.testing.signing import inbound_params
 from conversations.tests.factories import MediaFactory, MessageFactory
 from conversations.twilio_client import MediaUrlRefused, media_url_check
-from properties.tests.factories import OrganizationFactory
+from properties.tests.factories import OrganizationFactory, WhatsAppNumberFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -277,6 +278,26 @@ def test_media_of_unrouted_or_malformed_messages_are_never_downloaded(canary, tw
     assert media.download_state == Media.DownloadState.REJECTED
     assert reason in media.error
     assert_untouched(canary, 0, twilio_stub)
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        inbound_params(phone="+447700900123", to="+19999999999", media=[(TWILIO_URL, "image/jpeg")]),  # unrouted
+        inbound_params(phone="+447700900123", to="+14155550001", media=[(TWILIO_URL, "image/jpeg")])
+        | {"From": "+447700900123"},  # malformed: not a WhatsApp sender
+    ],
+    ids=["unrouted", "malformed"],
+)
+def test_the_webhook_queues_no_download_for_unrouted_or_malformed_messages(
+    post_inbound, queued, django_capture_on_commit_callbacks, params
+):
+    WhatsAppNumberFactory(number="+14155550001")
+    with django_capture_on_commit_callbacks(execute=True):
+        post_inbound(params)
+    [media] = Media.objects.all()
+    assert media.download_state == Media.DownloadState.REJECTED and "not downloaded" in media.error
+    assert all(name != "media.download" for name, *_ in queued)
 
 
 def test_production_refuses_to_start_with_local_media_fetching():
