@@ -27,6 +27,7 @@ def no_classifier(settings, tmp_path):
     classifier_reset()
 
 
+@pytest.mark.timeout(900)  # embeds the whole training set: about 20 s alone, minutes on a loaded machine
 def test_retraining_from_the_train_split_reproduces_the_artefacts_figures():
     shipped = json.loads(Path(settings.EMERGENCY_CLASSIFIER_PATH).read_text())
     paths = [CORPUS / name for name in shipped["trained_on"]]

@@ -22,7 +22,8 @@ def _migrate(targets):
     executor = MigrationExecutor(connection)
     executor.loader.build_graph()
     executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
+    # The state at the named nodes; an app migrated to zero ("None") is simply absent.
+    return executor.loader.project_state([t for t in targets if t[1] is not None]).apps
 
 
 def _latest():
