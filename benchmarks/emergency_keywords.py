@@ -87,7 +87,11 @@ def main() -> None:
             score_ms.append((time.perf_counter() - started) * 1000)
 
         # Rows in American wording (a "country" of their own) come from an American organization.
-        orgs = {"GB": org, "US": Organization.objects.create(name="Bench US", slug="bench-us", country="US")}
+        orgs = {
+            "GB": org,
+            "IE": Organization.objects.create(name="Bench IE", slug="bench-ie", country="IE"),
+            "US": Organization.objects.create(name="Bench US", slug="bench-us", country="US"),
+        }
         conversations = {
             country: Conversation.objects.create(organization=o, phone="+447700900001", whatsapp_id="w")
             for country, o in orgs.items()
@@ -135,7 +139,7 @@ def webhook_timings(orgs: dict, rows: list[dict], *, requests: int) -> dict[bool
     from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
     from properties.models import WhatsAppNumber
 
-    numbers = {"GB": "+14155550100", "US": "+14155550101"}
+    numbers = {"GB": "+14155550100", "US": "+14155550101", "IE": "+14155550102"}
     for country, number in numbers.items():
         WhatsAppNumber.objects.create(organization=orgs[country], number=number)
     client = Client()
