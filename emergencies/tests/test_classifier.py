@@ -102,15 +102,35 @@ def test_without_the_classifier_the_rules_still_answer(home, post_inbound, no_cl
     assert "emergency classifier unavailable" in caplog.text
 
 
+class _FixedScore:
+    """A classifier that gives every message the same score: the policy alone is under test."""
+
+    thresholds = {"high": {"alert": 0.5, "veto": 0.1}, "standard": {"alert": 0.65, "veto": 0.3}}
+
+    def __init__(self, emergency: float) -> None:
+        self.emergency = emergency
+
+    def score(self, text):
+        from emergencies.classifier import Score
+
+        return Score(self.emergency, "gas", 0.9, None, "fixed")
+
+
 @pytest.mark.django_db
-def test_sensitivity_moves_the_classifiers_threshold(home):
-    text = "there's a weird smell near the boiler, kind of like eggs, not sure"
-    score = emergency_detect(text, organization_id=home.pk, country="GB").score.emergency
-    thresholds = classifier_get().thresholds
-    for sensitivity, limits in thresholds.items():
-        fired = emergency_detect(text, organization_id=home.pk, country="GB", sensitivity=sensitivity)
-        assert bool(fired) == (bool(fired.hits) or score >= limits["alert"]), sensitivity
-    assert thresholds["high"]["alert"] < thresholds["standard"]["alert"] < thresholds["low"]["alert"]
+@pytest.mark.parametrize(
+    ("score", "text", "high", "standard"),
+    [
+        (0.55, "something odd by the cooker", True, False),  # between the two alert thresholds
+        (0.7, "something odd by the cooker", True, True),
+        (0.2, "I can smell gas", True, False),  # a built-in rule: vetoed below 0.3, kept above 0.1
+        (0.05, "I can smell gas", False, False),
+    ],
+)
+def test_sensitivity_chooses_the_thresholds_of_the_policy(monkeypatch, home, score, text, high, standard):
+    monkeypatch.setattr("emergencies.detector.classifier_get", lambda: _FixedScore(score))
+    for sensitivity, expected in (("high", high), ("standard", standard)):
+        detection = emergency_detect(text, organization_id=home.pk, country="GB", sensitivity=sensitivity)
+        assert bool(detection) is expected, sensitivity
 
 
 @pytest.mark.django_db
