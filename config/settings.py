@@ -321,8 +321,6 @@ GATHERING_STALE_HOURS = env_int("GATHERING_STALE_HOURS", 24)
 TURN_HISTORY_MESSAGES = env_int("TURN_HISTORY_MESSAGES", 20)
 TURN_MAX_RETRIES = env_int("TURN_MAX_RETRIES", 2)
 TURN_KNOWLEDGE_HITS = env_int("TURN_KNOWLEDGE_HITS", 4)
-# pg_trgm word similarity an address or postcode needs to match a property.
-PROPERTY_MATCH_MIN_SIMILARITY = env_float("PROPERTY_MATCH_MIN_SIMILARITY", 0.45)
 # An open issue at the same property within this window whose title or description
 # alone is at least this similar (pg_trgm) to the new report, and whose location (when
 # both have one) is at least the second figure similar, is a duplicate: new details are

@@ -109,7 +109,7 @@ class IssueAdmin(ScopedModelAdmin):
     ]
     list_display_links = ["reference", "title"]
     list_select_related = ["property", "tenant", "organization"]
-    list_filter = [OpenFilter, "status", "urgency", "category", "property", "organization"]
+    list_filter = [OpenFilter, "status", "urgency", "category", "tenant_unverified", "property", "organization"]
     search_fields = [
         "reference",
         "title",
@@ -138,11 +138,24 @@ class IssueAdmin(ScopedModelAdmin):
         "conversation_link",
         "tenant_phone",
         "emergency_alerts",
+        "tenant_unverified",
     ]
     fieldsets = [
         (None, {"fields": ["organization", "reference", "title", "description", "location"]}),
         ("Triage", {"fields": ["urgency", "category", "photo"]}),
-        ("Where and who", {"fields": ["property", "tenant", "tenant_phone", "conversation", "conversation_link"]}),
+        (
+            "Where and who",
+            {
+                "fields": [
+                    "property",
+                    "tenant",
+                    "tenant_phone",
+                    "tenant_unverified",
+                    "conversation",
+                    "conversation_link",
+                ]
+            },
+        ),
         ("Emergency", {"fields": ["emergency_alerts"]}),
         (
             "Progress",

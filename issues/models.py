@@ -66,6 +66,14 @@ class Issue(models.Model):
     location = models.CharField(max_length=200, blank=True, help_text="Where in the property, e.g. 'bathroom ceiling'.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     photo = models.CharField(max_length=16, choices=Photo.choices, default=Photo.NOT_NEEDED)
+    # The number it came from has no current tenancy at this property: the tenant
+    # gave an address, so the landlord checks who they are before sending anyone.
+    tenant_unverified = models.BooleanField(
+        "unverified tenant",
+        default=False,
+        db_default=False,
+        help_text="Reported from a number with no tenancy at this property; check who the tenant is.",
+    )
     scheduled_for = models.DateField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -18,6 +18,7 @@ from django.utils import timezone
 from conversations.models import Conversation, Media
 from conversations.outbound import outbound_text_queue
 from issues.models import Issue, IssuePhoto, IssueUpdate
+from properties.selectors import tenancies_current
 
 
 def issue_reference_new() -> str:
@@ -74,10 +75,19 @@ def issue_create(
         urgency=urgency,
         location=location[:200],
         photo=photo,
+        tenant_unverified=not _tenancy_on_record(conversation),
     )
     _photos_attach(issue=issue, conversation=conversation)
     landlord_notify_issue(issue=issue)
     return issue, True
+
+
+def _tenancy_on_record(conversation: Conversation) -> bool:
+    """Whether the number has a current tenancy at the conversation's property
+    (rather than having named an address we matched)."""
+    if conversation.tenant is None:
+        return False
+    return any(t.property_id == conversation.property_id for t in tenancies_current(tenant=conversation.tenant))
 
 
 PHOTO_USABLE_STATES = (Media.DownloadState.PENDING, Media.DownloadState.DOWNLOADED)

@@ -45,6 +45,8 @@ IDENTITY_TRANSITIONS: dict[tuple[str, str], dict[str, str]] = {
     # Before any turn, from the phone number alone (no model involved).
     ("phone_lookup", "one_tenancy"): {I.UNIDENTIFIED: I.CONFIRMED},
     ("phone_lookup", "several_tenancies"): {I.UNIDENTIFIED: I.IDENTIFIED},
+    # Several tenancies, and the first message names one of them ("the Orchard Lane house has a leak").
+    ("phone_lookup", "named_tenancy"): {I.UNIDENTIFIED: I.CONFIRMED},
 }
 
 IDENTITY_FOR_TOOL: dict[str, set[str]] = {

@@ -27,6 +27,7 @@ from orchestration import services
 from orchestration.gating import gathering_after, identity_after
 from orchestration.knowledge import knowledge_lookup
 from orchestration.replies import reply_text
+from properties.address_match import building_label
 
 
 @dataclass
@@ -93,13 +94,22 @@ def _escalate(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[A
 
 def _find_property(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
     match = services.conversation_property_propose(conversation=conversation, address=tool_input["address"])
-    if match is None:
+    if match.ambiguous:  # never a guess between homes: ask for what tells them apart
+        codes = ", ".join(p.code for p in match.candidates)
+        if match.same_building:
+            building = building_label(match.candidates[0].address)
+            reply = reply_text("property_which_flat", language=conversation.language, building=building)
+        else:
+            reply = reply_text("property_which", language=conversation.language)
+        return Applied(reply=reply, result=f"several properties matched ({codes}): asked which"), "no_match"
+    if match.property is None:
         reply = reply_text("property_not_found", language=conversation.language)
         return Applied(reply=reply, result="no property matched"), "no_match"
+    prop = match.property
     reply = reply_text(
-        "property_candidate", language=conversation.language, address=match.address, postcode=match.postcode
+        "property_candidate", language=conversation.language, address=prop.address, postcode=prop.postcode
     )
-    return Applied(reply=reply, result=f"candidate {match.code}"), "match"
+    return Applied(reply=reply, result=f"candidate {prop.code}"), "match"
 
 
 def _confirm_property(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:

@@ -39,6 +39,25 @@ REPLIES: dict[str, dict[str, str]] = {
         "pt": "Desculpe, não encontrei essa morada entre as casas que gerimos. "
         "Pode enviar a morada completa ou o código postal?",
     },
+    "property_which_flat": {  # the address fits several flats in one building
+        "en": "Thanks! We look after more than one flat at {building}. What is your flat number?",
+        "pl": "Dziękujemy! Zarządzamy kilkoma mieszkaniami pod adresem {building}. Jaki jest numer Twojego mieszkania?",
+        "es": "¡Gracias! Gestionamos más de un piso en {building}. ¿Cuál es el número de tu piso?",
+        "ro": "Mulțumim! Administrăm mai multe apartamente la {building}. Care este numărul apartamentului?",
+        "pt": "Obrigado! Gerimos mais do que um apartamento em {building}. Qual é o número do seu apartamento?",
+    },
+    "property_which": {  # the address fits several homes
+        "en": "Thanks! That could be more than one of the homes we manage. Could you send the house or flat "
+        "number, the street and the postcode?",
+        "pl": "Dziękujemy! To może być więcej niż jedno z zarządzanych przez nas mieszkań. Czy możesz podać numer "
+        "domu lub mieszkania, ulicę i kod pocztowy?",
+        "es": "¡Gracias! Podría ser más de una de las viviendas que gestionamos. ¿Puedes enviar el número de la "
+        "casa o del piso, la calle y el código postal?",
+        "ro": "Mulțumim! Ar putea fi mai multe dintre locuințele pe care le administrăm. Ne puteți trimite numărul "
+        "casei sau al apartamentului, strada și codul poștal?",
+        "pt": "Obrigado! Pode ser mais do que uma das casas que gerimos. Pode enviar o número da casa ou do "
+        "apartamento, a rua e o código postal?",
+    },
     "property_candidate": {
         "en": "Thanks! Is your home {address}, {postcode}? Please reply yes or no.",
         "pl": "Dziękujemy! Czy Twój adres to {address}, {postcode}? Odpowiedz tak lub nie.",

@@ -6,14 +6,14 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.contrib.postgres.search import TrigramSimilarity, TrigramWordSimilarity
 from django.core.mail import send_mail
 from django.db import transaction
-from django.db.models.functions import Greatest
 from django.utils import timezone
 
-from conversations.models import Conversation, GatheringState, IdentityStatus
+from conversations.models import Conversation, GatheringState, Message
+from orchestration.gating import identity_after
 from orchestration.replies import language_guess
+from properties.address_match import AddressMatch, address_match, property_address_match
 from properties.models import Organization, Property, Tenant
 from properties.selectors import tenancies_current
 
@@ -22,52 +22,55 @@ logger = logging.getLogger(__name__)
 
 def conversation_identify_by_phone(*, conversation: Conversation) -> str:
     """Before the first turn: link the tenant by phone number. One current
-    tenancy confirms identity at once; several leave it ``identified`` until
-    the tenant says which. Returns the outcome for the transition table."""
+    tenancy confirms identity at once. Several leave it ``identified`` until
+    the tenant says which, unless the messages of this first turn already name
+    one of them clearly ("the Orchard Lane house has a leak"): then that one is
+    confirmed and the tenant is not asked again. Only the tenant's own homes
+    are candidates. Returns the outcome for the transition table."""
     tenant = Tenant.objects.filter(organization_id=conversation.organization_id, phone=conversation.phone).first()
     if tenant is None:
         return "unknown_phone"
     conversation.tenant = tenant
     tenancies = tenancies_current(tenant=tenant)
+    named = _tenancy_named(conversation, [t.property for t in tenancies]) if len(tenancies) > 1 else None
     if len(tenancies) == 1:
         conversation.property = tenancies[0].property
-        conversation.identity_status = IdentityStatus.CONFIRMED
         outcome = "one_tenancy"
+    elif named is not None:
+        conversation.property = named
+        outcome = "named_tenancy"
     elif tenancies:
-        conversation.identity_status = IdentityStatus.IDENTIFIED
         outcome = "several_tenancies"
     else:
         outcome = "no_current_tenancy"
+    conversation.identity_status = identity_after("phone_lookup", outcome, conversation.identity_status)
     conversation.save(update_fields=["tenant", "property", "identity_status", "updated_at"])
     return outcome
 
 
-def property_match(*, organization: Organization, text: str) -> Property | None:
-    """The organization's property whose address or postcode the text matches
-    best (pg_trgm word similarity, so typos still match), if good enough."""
-    text = text.strip()[:300]
-    if not text:
-        return None
-    best = (
-        Property.objects.filter(organization=organization)
-        .annotate(
-            score=Greatest(
-                TrigramWordSimilarity(text, "address"),
-                TrigramSimilarity("postcode", text),
-                TrigramWordSimilarity(text, "postcode"),
-            )
-        )
-        .order_by("-score", "code")
-        .first()
+def _tenancy_named(conversation: Conversation, homes: list[Property]) -> Property | None:
+    """The one home among ``homes`` that the tenant's unanswered messages name
+    (free text, so a street needs its type or number: "the park" is not Park Lane)."""
+    text = "\n".join(
+        Message.objects.filter(
+            conversation=conversation, direction=Message.Direction.INBOUND, processed_at__isnull=True
+        ).values_list("body", flat=True)
     )
-    if best is None or best.score < settings.PROPERTY_MATCH_MIN_SIMILARITY:
-        return None
-    return best
+    return address_match(text=text, properties=homes, strict=True).property if text.strip() else None
 
 
-def conversation_property_propose(*, conversation: Conversation, address: str) -> Property | None:
+def property_match(*, organization: Organization, text: str) -> AddressMatch:
+    """The organization's property that an address, postcode, house name or
+    code names (``properties.address_match``: typos and spacing tolerated,
+    another house or flat never proposed), or the candidates when several fit."""
+    return property_address_match(organization=organization, text=text)
+
+
+def conversation_property_propose(*, conversation: Conversation, address: str) -> AddressMatch:
+    """Look up the address an unknown number gave; one match becomes the
+    candidate the tenant confirms. Several, or none, leave no candidate."""
     match = property_match(organization=conversation.organization, text=address)
-    conversation.candidate_property = match
+    conversation.candidate_property = match.property
     conversation.save(update_fields=["candidate_property", "updated_at"])
     return match
 
