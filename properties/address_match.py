@@ -309,6 +309,11 @@ def candidate_check(said: Said, parsed: ParsedAddress, prop: Property, *, strict
         while i >= 0 and len(before) < 2 and _NUMBER.match(said.words[i]) and i not in said.flat_spans:
             before.append(said.words[i])
             i -= 1
+        # None before: "Harbour Street 12" (or "12/1"), as many tenants write it.
+        after = [(j, w) for j, w in enumerate(said.words[street[1] : street[1] + 2], street[1]) if _NUMBER.match(w)]
+        taken = said.flat_spans | said.postcode_spans
+        if not before and after and after[0][0] == street[1]:
+            before = [w for n, (j, w) in enumerate(after) if j == street[1] + n and j not in taken]
         if strict and not (street[3] or before):
             street = None
     name_hit = any(_window(said, name) is not None for name in parsed.names if sum(map(len, name)) >= 5)

@@ -48,6 +48,9 @@ MATCHES = [
     ("Flat 1, LS1 4AB", "FLAT-1"),  # flat and postcode
     ("flat1 ls14ab", "FLAT-1"),
     ("14 Harbour Street", "HS-14"),
+    ("Harbour Street 14", "HS-14"),  # the number after the street, as many tenants write it
+    ("Harbour Street 12, flat 2", "FLAT-2"),
+    ("harbour st 12/1", "FLAT-1"),
     ("14 harbour st ls1 4ab", "HS-14"),
     ("no. 14 Harbour Street", "HS-14"),
     ("7 Orchard Lane", "HOUSE-7"),
@@ -79,6 +82,7 @@ MATCHES = [
 # Words that name none of the homes: another street, house, flat, postcode or town.
 NO_MATCH = [
     "16 Harbour Street",  # a house number we do not manage in that street
+    "Harbour Street 16",
     "Flat 3, 12 Harbour Street",  # a flat we do not manage in the building
     "3/12 Harbour Street",
     "12 Harbour Road",  # another street type
