@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.mail import send_mail
 from django.db import IntegrityError, transaction
 from django.db.models import Q
+from django.dispatch import Signal
 from django.utils import timezone
 
 from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_VALIDATE, queue_task
@@ -19,6 +20,14 @@ from properties.models import Tenant
 from properties.selectors import tenancies_current
 
 logger = logging.getLogger(__name__)
+
+# Sent inside the transaction that stands a dismissed alert down, with
+# ``alert`` (its status, reasoning and conversation), ``tenant_reason`` (why,
+# in the tenant's words and language, when the check gave one) and
+# ``urgency`` (what the report still warrants: "urgent" or "routine").
+# Receivers above this app (the turn engine keeps the report's issue) may
+# return a line for the landlord's stand-down notice.
+alert_dismissed = Signal()
 
 
 FALLBACK_SAFETY_TEXT = (

@@ -141,6 +141,11 @@ class EmergencyAlert(models.Model):
         max_length=64, blank=True, default="", db_default="", help_text="The classifier artefact that scored it."
     )
     safety_reply = models.TextField(blank=True)
+    # The repair issue this emergency is recorded as. Declared by name: the
+    # emergencies app never imports issues (siblings); orchestration sets it.
+    issue = models.ForeignKey(
+        "issues.Issue", on_delete=models.SET_NULL, null=True, blank=True, related_name="emergency_alerts"
+    )
     status = models.CharField(max_length=24, choices=Status.choices, default=Status.PENDING)
     validation_reasoning = models.TextField(blank=True)
     validated_at = models.DateTimeField(null=True, blank=True)

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from conversations.outbound import outbound_text_queue
+from emergencies.alerts import alert_dismissed
 from emergencies.models import EMERGENCY_CATEGORIES, EmergencyAlert
 from llm.client import llm_complete
 
@@ -28,6 +29,17 @@ VERDICT_TOOL = {
             "reasoning": {"type": "string", "description": "Think it through first, in one or two sentences."},
             "is_emergency": {"type": "boolean"},
             "category": {"type": "string", "enum": EMERGENCY_CATEGORIES},
+            "urgency_if_not": {
+                "type": "string",
+                "enum": ["urgent", "routine"],
+                "description": "When it is not an emergency: how soon the repair it describes needs doing "
+                "(urgent: within a day or two; routine: when convenient, or no repair at all).",
+            },
+            "tenant_explanation": {
+                "type": "string",
+                "description": "When it is not an emergency: one short, kind sentence to the tenant, in the "
+                "language they wrote in, saying why it is not being treated as one.",
+            },
         },
         "required": ["reasoning", "is_emergency", "category"],
         "additionalProperties": False,
@@ -75,7 +87,12 @@ def emergency_validate(*, alert_id: int) -> EmergencyAlert:
     )
     alert.refresh_from_db()
     if decided and status == EmergencyAlert.Status.DISMISSED:
-        emergency_stand_down(alert=alert)
+        urgency = verdict.get("urgency_if_not")
+        emergency_stand_down(
+            alert=alert,
+            tenant_reason=str(verdict.get("tenant_explanation") or "")[:500],
+            urgency=urgency if urgency in ("urgent", "routine") else "urgent",
+        )
     return alert
 
 
@@ -90,11 +107,15 @@ def emergency_validation_failed(*, alert_id: int, reason: str) -> EmergencyAlert
     return EmergencyAlert.objects.get(pk=alert_id)
 
 
-def emergency_stand_down(*, alert: EmergencyAlert) -> None:
+def emergency_stand_down(*, alert: EmergencyAlert, tenant_reason: str = "", urgency: str = "urgent") -> None:
     """A dismissed alert: the conversation goes back to normal unless another
     alert on it is still live (then it keeps that one's category), and the
     landlord hears "false alarm" the way they heard the alert (WhatsApp to the
-    emergency contact, email)."""
+    emergency contact, email). ``alert_dismissed`` lets the turn engine turn
+    the report back into a normal one (its issue, the tenant's notice); what
+    its receivers return is added to the landlord's notice. ``urgency`` is
+    what the report warrants without the emergency (when no verdict said,
+    urgent: the cautious side)."""
     organization = alert.organization
     since = timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
     with transaction.atomic():
@@ -109,7 +130,8 @@ def emergency_stand_down(*, alert: EmergencyAlert) -> None:
             )
             conversation.emergency_category = still_live.category if still_live else ""
             conversation.save(update_fields=["emergency_category", "updated_at"])
-        text = _stood_down_text(alert)
+        answers = alert_dismissed.send(sender=EmergencyAlert, alert=alert, tenant_reason=tenant_reason, urgency=urgency)
+        text = "\n".join([_stood_down_text(alert), *(str(line) for _, line in answers if line)])
         if organization.emergency_contact_phone:
             outbound_text_queue(
                 organization=organization,

@@ -24,6 +24,7 @@ from conversations.outbound import outbound_text_queue
 from orchestration import services
 from orchestration.context import TurnContext, gathering_is_stale, turn_context_load
 from orchestration.decide import decide
+from orchestration.emergency_reports import emergency_report_note, emergency_report_open
 from orchestration.handlers import tool_apply
 from orchestration.models import Turn
 from orchestration.replies import reply_text
@@ -76,6 +77,8 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         conversation = _lock(conversation_id)
         if _any_processed(message_ids):
             return None
+        if conversation.bot_paused or not llm_enabled(conversation):  # an emergency's issue does not wait
+            emergency_report_open(conversation=conversation)
         if conversation.bot_paused:
             return turn_record(conversation, message_ids, outcome="paused", started=started)
         if not llm_enabled(conversation):
@@ -83,10 +86,13 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         at_start = (conversation.identity_status, conversation.gathering_state)
         if conversation.identity_status == IdentityStatus.UNIDENTIFIED and conversation.tenant_id is None:
             services.conversation_identify_by_phone(conversation=conversation)
+        emergency_report_open(conversation=conversation)  # once the property is known, the emergency's issue
         notes = []
         if gathering_is_stale(conversation):
             services.gathering_restart(conversation=conversation)
             notes.append(STALE_NOTE.format(hours=settings.GATHERING_STALE_HOURS))
+        if emergency_note := emergency_report_note(conversation):
+            notes.append(emergency_note)
         context = turn_context_load(conversation=conversation, message_ids=message_ids)
         services.conversation_language_note(conversation=conversation, text=context.latest_text)
         context.notes = notes

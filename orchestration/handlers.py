@@ -13,17 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
-from django.conf import settings
 from django.utils import timezone
 
 from conversations.models import Conversation, GatheringState
-from emergencies.alerts import emergency_alert_raise, safety_message_for
 from issues.models import Issue
 from issues.services import issue_create
-from orchestration import services
+from orchestration import emergency_reports, services
 from orchestration.gating import gathering_after, identity_after
 from orchestration.knowledge import knowledge_lookup
 from orchestration.replies import reply_text
@@ -72,6 +70,10 @@ def tool_apply(
     elif name == "create_issue":
         conversation.gathering_started_at = last_message_at or timezone.now()
     conversation.save(update_fields=["identity_status", "gathering_state", "gathering_started_at", "updated_at"])
+    # An emergency gets its issue as soon as the property is confirmed (this
+    # call may have confirmed it), and the tenant hears its reference once.
+    applied.issue = emergency_reports.emergency_report_open(conversation=conversation) or applied.issue
+    applied.reply = emergency_reports.emergency_reply_complete(conversation=conversation, reply=applied.reply)
     return applied
 
 
@@ -88,6 +90,15 @@ def _respond(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Ap
 
 
 def _escalate(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
+    """In an emergency (an alert stands, or the model names the category) a
+    person is alerted and the assistant keeps answering; otherwise the
+    assistant hands over and stays silent until a person hands back."""
+    safety = emergency_reports.emergency_escalate(
+        conversation=conversation, reason=tool_input["reason"], category=tool_input.get("emergency_category", "")
+    )
+    if safety is not None:
+        reply = f"{safety}\n\n{tool_input['message']}" if safety else tool_input["message"]
+        return Applied(reply=reply, result="emergency escalated; the assistant stays on"), "ok"
     services.conversation_escalate(conversation=conversation, reason=tool_input["reason"])
     return Applied(reply=tool_input["message"], result="escalated to the landlord"), "ok"
 
@@ -125,6 +136,16 @@ def _confirm_property(conversation: Conversation, tool_input: dict[str, Any]) ->
 
 
 def _create_issue(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
+    report = emergency_reports.emergency_issue_refine(conversation=conversation, tool_input=tool_input)
+    if report is not None:  # the emergency's issue exists: never a second one
+        conversation.emergency_category = ""
+        conversation.save(update_fields=["emergency_category", "updated_at"])
+        reply = tool_input["message"]
+        if report.reference not in reply:
+            reply = (
+                f"{reply}\n{reply_text('issue_reference', language=conversation.language, reference=report.reference)}"
+            )
+        return Applied(reply=reply, result=f"emergency issue {report.reference} updated", issue=report), "ok"
     urgency = "emergency" if conversation.emergency_category else tool_input["urgency"]
     issue, created = issue_create(
         conversation=conversation,
@@ -152,29 +173,15 @@ def _create_issue(conversation: Conversation, tool_input: dict[str, Any]) -> tup
 
 
 def _emergency_alert_ensure(conversation: Conversation, issue: Issue) -> str:
-    """An emergency the keyword rules missed still alerts the landlord, and the
-    tenant gets the safety advice the keyword path would have sent. Returns
-    that advice ("" when the keyword path already sent it)."""
-    since = timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
-    if conversation.emergency_alerts.filter(created_at__gte=since).exists():
-        return ""
-    category = _emergency_category_for(issue.category)
-    emergency_alert_raise(conversation=conversation, message=None, category=category, matched_rules=[], source="model")
-    return safety_message_for(
-        organization=conversation.organization, category=category, language=conversation.language or "en"
-    )
+    """An emergency issue is linked to its alert. One the rules and the
+    classifier missed still alerts the landlord, and the tenant gets the
+    safety advice they would have sent. Returns that advice ("" when it was
+    already sent)."""
+    return emergency_reports.emergency_alert_link(conversation=conversation, issue=issue)
 
 
 def _emergency_category_for(issue_category: str) -> str:
-    return {
-        "gas": "gas",
-        "plumbing": "flooding",
-        "electrical": "electrical",
-        "safety": "fire_smoke",
-        "security": "security",
-        "structural": "structural",
-        "heating": "no_heat_vulnerable",
-    }.get(issue_category, "structural")
+    return emergency_reports.emergency_category_for(issue_category)
 
 
 # A handler returns what the turn applied and the outcome that moves the

@@ -96,6 +96,33 @@ REPLIES: dict[str, dict[str, str]] = {
         "Am adăugat noile detalii.",
         "pt": "Parece ser o mesmo problema que já comunicou ({reference}: {title}). Acrescentei os novos detalhes.",
     },
+    "emergency_recorded": {
+        "en": "I've recorded this as an emergency and alerted {organization}. Your reference is {reference}. "
+        "I'm still here if you have questions about staying safe.",
+        "pl": "Zgłosiliśmy to jako nagły wypadek i powiadomiliśmy: {organization}. Numer zgłoszenia: {reference}. "
+        "Nadal tu jestem, jeśli masz pytania o to, jak zachować bezpieczeństwo.",
+        "es": "He registrado esto como una emergencia y he avisado a {organization}. Tu número de referencia es "
+        "{reference}. Sigo aquí si tienes preguntas sobre cómo mantenerte a salvo.",
+        "ro": "Am înregistrat aceasta ca urgență și am anunțat {organization}. Numărul de referință este "
+        "{reference}. Sunt în continuare aici dacă aveți întrebări despre cum să rămâneți în siguranță.",
+        "pt": "Registei isto como uma emergência e avisei {organization}. A sua referência é {reference}. "
+        "Continuo aqui se tiver perguntas sobre como se manter em segurança.",
+    },
+    "emergency_stood_down": {
+        "en": "An update on your message: after checking it, we are not treating it as an emergency. {reason}",
+        "pl": "Informacja o Twojej wiadomości: po sprawdzeniu nie traktujemy jej jako nagłego wypadku. {reason}",
+        "es": "Una actualización sobre tu mensaje: tras revisarlo, no lo tratamos como una emergencia. {reason}",
+        "ro": "O actualizare despre mesajul dumneavoastră: după verificare, nu îl tratăm ca pe o urgență. {reason}",
+        "pt": "Uma atualização sobre a sua mensagem: depois de a verificarmos, não a tratamos como uma emergência. "
+        "{reason}",
+    },
+    "emergency_stood_down_reference": {
+        "en": "Your report stays open as {reference} and {organization} will deal with it as a normal repair.",
+        "pl": "Twoje zgłoszenie {reference} pozostaje otwarte; {organization} zajmie się nim jak zwykłą naprawą.",
+        "es": "Tu incidencia sigue abierta como {reference} y {organization} la tratará como una reparación normal.",
+        "ro": "Sesizarea rămâne deschisă ca {reference}, iar {organization} o va trata ca pe o reparație obișnuită.",
+        "pt": "O seu pedido continua aberto como {reference} e {organization} tratará dele como uma reparação normal.",
+    },
     "fallback": {
         "en": "Sorry, I'm having trouble answering right now. I've passed your message to {organization} "
         "and someone will get back to you here. If anyone is in danger, call the emergency services.",

@@ -108,12 +108,17 @@ def conversation_language_note(*, conversation: Conversation, text: str) -> None
         conversation.save(update_fields=["language", "updated_at"])
 
 
-def conversation_escalate(*, conversation: Conversation, reason: str, pause_bot: bool = True) -> None:
+def conversation_escalate(
+    *, conversation: Conversation, reason: str, pause_bot: bool = True, notify: bool = True
+) -> None:
     """Put the conversation in the landlord's inbox. With ``pause_bot`` (the
     ``escalate`` tool and the fallback) the assistant also stays silent until a
     person hands the conversation back (``conversation_handback``); the tenant's
     messages keep being stored and shown. The feature flag's hand-over passes
-    False: the switched-off flag already keeps the assistant silent."""
+    False: the switched-off flag already keeps the assistant silent, and so
+    does an emergency escalation, where the assistant keeps answering the
+    tenant's safety questions until a person takes over. ``notify=False``
+    when the landlord was already told another way (an emergency's alert)."""
     conversation.escalated_at = timezone.now()
     conversation.escalation_reason = reason[:2000]
     fields = ["escalated_at", "escalation_reason", "updated_at"]
@@ -122,7 +127,7 @@ def conversation_escalate(*, conversation: Conversation, reason: str, pause_bot:
         fields.append("bot_paused")
     conversation.save(update_fields=fields)
     organization = conversation.organization
-    if organization.notification_email:
+    if notify and organization.notification_email:
         transaction.on_commit(
             lambda: send_mail(
                 f"Conversation needs a person: {conversation.phone}",

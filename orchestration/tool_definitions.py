@@ -7,6 +7,7 @@ list, and the system prompt carries its own breakpoint.
 
 from __future__ import annotations
 
+from emergencies.models import EMERGENCY_CATEGORIES
 from issues.models import IssueCategory
 
 CATEGORIES = [c.value for c in IssueCategory]
@@ -121,11 +122,25 @@ TOOLS: list[dict] = [
         "name": "escalate",
         "description": (
             "Hand the conversation to a person at the landlord's office: the tenant is frustrated, asks for a "
-            "human, or the matter is too complex or not a repair."
+            "human, or the matter is too complex or not a repair. You then stay silent until a person hands it "
+            "back. In an emergency (the context says so, or you recognise one: set emergency_category) a person "
+            "is alerted but you keep answering the tenant's safety questions; the emergency issue is recorded "
+            "for you."
         ),
         "input_schema": {
             "type": "object",
-            "properties": {"reason": {"type": "string"}, "message": {"type": "string"}},
+            "properties": {
+                "reason": {"type": "string"},
+                "message": {
+                    "type": "string",
+                    "description": "What the tenant reads: that a person from the agency will reply to them here.",
+                },
+                "emergency_category": {
+                    "type": "string",
+                    "enum": EMERGENCY_CATEGORIES,
+                    "description": "Only for an emergency the context does not already report.",
+                },
+            },
             "required": ["reason", "message"],
             "additionalProperties": False,
         },

@@ -260,7 +260,9 @@ def test_after_a_dismissal_the_report_is_handled_normally(home, tenant_says, ant
     issue = issue_call(urgency="routine", photo="declined")
     anthropic_stub.queue(model(issue["tool"], **issue["input"]))
     tenant_says("sorry, I can't take one")
-    assert Issue.objects.get().urgency == "routine"
+    assert Issue.objects.get(title="Leaking kitchen tap").urgency == "routine"
+    # The alert's own issue stays, no longer an emergency (orchestration/emergency_reports.py).
+    assert Issue.objects.exclude(title="Leaking kitchen tap").get().urgency != "emergency"
 
 
 def test_no_verdict_keeps_the_alert_an_emergency(home, post_inbound, anthropic_stub):
