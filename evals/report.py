@@ -48,6 +48,9 @@ class Tally:
     emergency_false_positives: int = 0
     emergency_false_negatives: int = 0
     escalations: int = 0
+    # Turns where gating refused a call the scenario lists as acceptable (the
+    # scenario's model block, the derived answer, or live Claude chose it).
+    expected_calls_refused: int = 0
     turn_latencies_ms: list[float] = field(default_factory=list)
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KINDS, 0))
     conversation_costs_usd: list[float] = field(default_factory=list)
@@ -81,6 +84,7 @@ class Tally:
         self.emergency_false_positives += expected is False and raised
         self.emergency_false_negatives += expected is True and not raised
         self.escalations += turn.final in ("escalate", "fallback")
+        self.expected_calls_refused += bool(turn.refused)
         if trace["latency_ms"].get("total") is not None:
             self.turn_latencies_ms.append(trace["latency_ms"]["total"])
         for kind in TOKEN_KINDS:
@@ -114,6 +118,7 @@ class Tally:
             "emergency_false_positives": self.emergency_false_positives,
             "emergency_false_negatives": self.emergency_false_negatives,
             "escalations": self.escalations,
+            "expected_calls_refused": self.expected_calls_refused,
             "turn_latency_ms": {
                 "p50": _percentile(self.turn_latencies_ms, 0.5),
                 "p95": _percentile(self.turn_latencies_ms, 0.95),
@@ -140,6 +145,7 @@ def report_build(scenarios: list[Scenario], runs: dict[str, list[ScenarioResult]
                 "title": scenario.title,
                 "pass_all": bool(tally.passed),
                 "failures": [f for r in results for f in r.failures],
+                "refused": [{"turn": t.index + 1, **call} for r in results for t in r.turns for call in t.refused],
                 **tally.figures(),
             }
         )
@@ -156,7 +162,8 @@ def _figures_text(fig: dict) -> list[str]:
         f"tool choice {'n/a' if accuracy is None else f'{accuracy:.0%}'} of {fig['tool_turns']} turn(s); "
         f"issue creations wrong {fig['wrong_issue_creations']}, missed {fig['missed_issue_creations']}; "
         f"emergency false positives {fig['emergency_false_positives']}, "
-        f"false negatives {fig['emergency_false_negatives']}; escalations {fig['escalations']}",
+        f"false negatives {fig['emergency_false_negatives']}; escalations {fig['escalations']}; "
+        f"turns where gating refused an expected tool {fig['expected_calls_refused']}",
         f"turn latency p50 {ms['p50']}, p95 {ms['p95']}; tokens in {tokens['input']}, out {tokens['output']}, "
         f"cache read {tokens['cache_read']}, cache write {tokens['cache_write']} "
         f"(cache-read share {fig['cache_read_share']:.1%}); cost per conversation "
@@ -175,6 +182,8 @@ def report_text(report: dict) -> str:
         else:
             lines.append(f"FAIL {s['id']} ({s['passed_runs']}/{s['runs']} runs passed): {s['title']}")
             lines += [f"     - {f}" for f in dict.fromkeys(s["failures"])]
+        refused = dict.fromkeys(f"turn {r['turn']}: {r['tool']} refused: {r['rejection']}" for r in s["refused"])
+        lines += [f"     ! {line}" for line in refused]
         if live:
             lines += [f"       {line}" for line in _figures_text(s)]
     pass_k = report["pass_k"]

@@ -27,12 +27,14 @@ from conversations.delivery import message_send
 from conversations.models import Conversation, Message
 from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
 from emergencies.models import EmergencyAlert
-from evals.scenarios import OUTCOMES, Scenario, Turn, minimal_input
+from evals.replay_inputs import replay_script, replay_view_load
+from evals.scenarios import OUTCOMES, Scenario, Turn
 from issues.models import Issue
 from llm.scripted import scripted_clear, scripted_queue
 from llm.types import LLMError
 from orchestration.models import Turn as TurnTrace
 from orchestration.pipeline import inbound_process
+from orchestration.tool_definitions import tool_input_errors
 from properties.models import Organization, Property, Tenancy, Tenant, WhatsAppNumber
 
 AUTH_TOKEN = "golden-scenarios"  # noqa: S105 - signs requests to the runner's own test client
@@ -47,6 +49,8 @@ class TurnResult:
     final: str | None
     failures: list[str]
     trace: dict
+    # Calls gating refused although this turn lists the tool as acceptable: [{"tool", "rejection"}].
+    refused: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -149,24 +153,32 @@ def _time_travel(organization: Organization, delta) -> None:
     EmergencyAlert.objects.filter(organization=organization).update(created_at=F("created_at") - delta)
 
 
-def _replay_calls(turn: Turn, *, emergency: bool) -> list[dict]:
+def _replay_calls(turn: Turn, conversation: Conversation, message: Message) -> list[dict]:
+    """The scripted answers for a replayed turn: the scenario's ``model``
+    block, else answers derived from the conversation (``evals.replay_inputs``),
+    one per acceptable tool in order, so a refused call is followed by the next."""
     if turn.model:
         return turn.model
-    tool = turn.expect.tools[0] if turn.expect.tools else "respond"
-    if tool == "fallback":
-        return [{"error": "unavailable"}]
-    if tool in OUTCOMES:
-        return []
+    view = replay_view_load(conversation=conversation, messages=[message], emergency_hint=bool(turn.expect.emergency))
+    return replay_script(turn.expect.tools, view)
 
-    def make(name: str) -> dict:
-        return {
-            "tool": name,
-            "input": minimal_input(name, message=turn.tenant, media=bool(turn.media), emergency=emergency),
-        }
 
-    if tool == "search_documents":
-        return [make("search_documents"), make("respond")]
-    return [make(tool)]
+def _expected_refusals(turn: Turn, calls: list[dict], script: list[dict] | None) -> list[dict]:
+    """The calls gating refused although the scenario lists the tool as
+    acceptable for this turn. In replay only the scripted calls count (the
+    scenario's or the derived ones, matched by position, as the scripted
+    model plays them in order); live, every call Claude made. A call refused
+    for its input's shape (the schema) is not gating's refusal."""
+    if script is not None:
+        played = [c for c in script if "error" not in c]
+        calls = [c for c, s in zip(calls, played, strict=False) if c.get("name") == s.get("tool")]
+    return [
+        {"tool": c["name"], "rejection": c.get("rejection", "")}
+        for c in calls
+        if c.get("is_error")
+        and c.get("name") in turn.expect.tools
+        and not tool_input_errors(c["name"], c.get("input") or {})
+    ]
 
 
 def scenario_run(scenario: Scenario, *, live: bool = False) -> ScenarioResult:
@@ -207,10 +219,6 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
         "outbound_id": Message.objects.filter(direction="outbound").order_by("-id").values_list("id", flat=True).first()
         or 0,
     }
-    if not live:
-        emergency = bool(conversation and conversation.emergency_category) or bool(turn.expect.emergency)
-        scripted_clear(phone=world.phone)
-        scripted_queue(phone=world.phone, calls=_replay_calls(turn, emergency=emergency))
     media = [
         (f"https://api.twilio.com/2010-04-01/Accounts/AC0/Messages/MM{index}/Media/ME{n}", ct)
         for n, ct in enumerate(turn.media)
@@ -220,6 +228,13 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
     response = client.post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=signature)
     instant = [n.text or "" for n in ElementTree.fromstring(response.content).iter("Message")]  # noqa: S314 - our own TwiML
     message = Message.objects.get(provider_sid=params["MessageSid"])
+    script = None
+    if not live:
+        # Derived once the message is stored and the emergency path has run, as the model sees it.
+        scripted_clear(phone=world.phone)
+        conversation = Conversation.objects.get(organization=world.organization, phone=world.phone)
+        script = _replay_calls(turn, conversation, message)
+        scripted_queue(phone=world.phone, calls=script)
     inbound_process(message_id=message.pk)
     console = io.StringIO()
     outbound = list(Message.objects.filter(direction="outbound", id__gt=before["outbound_id"]).order_by("id"))
@@ -244,6 +259,7 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
         final = trace_row.outcome
     replies = instant + [m.body for m in outbound if m.conversation_id == conversation.pk]
     failures = _turn_check(turn, chosen, final, conversation, alerts, replies)
+    refused = _expected_refusals(turn, trace_row.tool_calls if trace_row else [], script)
     trace = {
         "scenario": scenario.id,
         "turn": index + 1,
@@ -254,6 +270,8 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
         "tools_offered": trace_row.tools_offered if trace_row else [],
         "tool_calls": trace_row.tool_calls if trace_row else [],
         "gating_rejections": trace_row.gating_rejections if trace_row else 0,
+        "expected_refused": refused,
+        "script": script,
         "retrieval_hits": trace_row.retrieval_hits if trace_row else [],
         "emergency": [
             {
@@ -290,7 +308,9 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
         "expected": asdict(turn.expect),
         "failures": failures,
     }
-    return TurnResult(index=index, tenant=turn.tenant, chosen=chosen, final=final, failures=failures, trace=trace)
+    return TurnResult(
+        index=index, tenant=turn.tenant, chosen=chosen, final=final, failures=failures, trace=trace, refused=refused
+    )
 
 
 def _alert_validate(alert: EmergencyAlert, errors: dict[int, str]) -> EmergencyAlert:

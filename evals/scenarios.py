@@ -15,8 +15,8 @@
       - tenant: "My boiler is not working"   # "" with media for a photo alone
         after: 3d              # optional: time that passes before this turn (s, m, h, d)
         media: ["image/jpeg"]  # optional
-        model:                 # optional: the scripted answer(s) in replay mode, in order
-          tool: ask_for_details
+        model:                 # optional: the scripted answer(s) in replay mode, in order; a refused
+          tool: ask_for_details  # call is answered with the next one
           input: {question: "Is there an error code on the display?"}
         expect:
           tools: [ask_for_details]     # acceptable final choices (also fallback, flag_off, paused)
@@ -31,6 +31,16 @@
       issues_created: 0
       escalated: false
       emergency_alert: false
+
+A turn without ``model`` is replayed as a model would answer it
+(``evals/replay_inputs.py``): one answer per tool of ``expect.tools``, in
+order, each with an input derived from the conversation (the address from the
+tenant's words, the candidate property, the issue's title, description,
+location and photo from the report's messages), so when gating refuses the
+first the next is tried. A first expectation of ``fallback`` plays an outage;
+``flag_off`` and ``paused`` need no model call. ``expect.emergency: true``
+also stands for the model judging the report an emergency where no alert was
+raised.
 """
 
 from __future__ import annotations
@@ -230,25 +240,3 @@ def scenarios_load(paths: list[Path] | None = None, *, tag: str | None = None) -
         if tag is None or tag in scenario.tags:
             scenarios.append(scenario)
     return scenarios
-
-
-def minimal_input(tool: str, *, message: str, media: bool, emergency: bool) -> dict:
-    """A valid input for ``tool`` built from its JSON schema and the tenant's
-    message, for replaying a turn whose scenario gives no model answer."""
-    schema = SCHEMAS[tool]
-    values: dict[str, Any] = {}
-    for key in schema["required"]:
-        spec = schema["properties"][key]
-        if key == "photo":
-            values[key] = "not_needed" if emergency else ("provided" if media else "declined")
-        elif key == "urgency":
-            values[key] = "emergency" if emergency else "routine"
-        elif key in ("address", "query"):
-            values[key] = message or "(no text)"
-        elif "enum" in spec:
-            values[key] = "other" if "other" in spec["enum"] else spec["enum"][0]
-        elif spec["type"] == "boolean":
-            values[key] = True
-        else:
-            values[key] = f"[{tool} {key}] {message[:80]}".strip()
-    return values

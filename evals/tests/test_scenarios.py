@@ -4,8 +4,7 @@ import pytest
 import yaml
 
 from evals.runner import scenario_run
-from evals.scenarios import ScenarioError, minimal_input, scenario_parse, scenarios_load
-from orchestration.tool_definitions import TOOL_NAMES, tool_input_errors
+from evals.scenarios import ScenarioError, scenario_parse, scenarios_load
 
 GOOD = {"id": "x", "tenant": {"phone_known": True, "properties": 1}, "turns": [{"tenant": "hi"}]}
 
@@ -48,22 +47,6 @@ def test_duplicate_ids_are_refused(tmp_path):
 def test_after_parses_durations():
     turn = parse(turns=[{"tenant": "hi", "after": "3d"}]).turns[0]
     assert turn.after.days == 3
-
-
-@pytest.mark.parametrize("tool", TOOL_NAMES)
-def test_minimal_input_is_valid_for_every_tool(tool):
-    assert (
-        tool_input_errors(tool, minimal_input(tool, message="My boiler is broken", media=False, emergency=False)) == []
-    )
-
-
-def test_minimal_input_follows_the_turn():
-    assert minimal_input("create_issue", message="x", media=True, emergency=False)["photo"] == "provided"
-    emergency = minimal_input("create_issue", message="x", media=False, emergency=True)
-    assert (emergency["photo"], emergency["urgency"]) == ("not_needed", "emergency")
-    assert minimal_input("find_property", message="12 Harbour St", media=False, emergency=False) == {
-        "address": "12 Harbour St"
-    }
 
 
 @pytest.mark.django_db

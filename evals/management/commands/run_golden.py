@@ -1,12 +1,17 @@
-"""``manage.py run_golden [PATH ...] [--live] [--runs K] [--filter TAG] [--json] [--trace-dir DIR]``
+"""``manage.py run_golden [PATH ...] [--live] [--runs K] [--filter TAG] [--json] [--trace-dir DIR] [--derive]``
 
 Runs the golden scenarios through the real product in a throwaway database.
-Replay (default) scripts the model from each scenario; --live asks Claude and
-needs ANTHROPIC_API_KEY. Exits non-zero when a scenario fails.
+Replay (default) scripts the model from each scenario's ``model`` blocks, and
+derives the answer from the conversation where a turn has none; --derive
+ignores every ``model`` block (how far the derivation alone gets); --live
+asks Claude and needs ANTHROPIC_API_KEY. Exits non-zero when a scenario fails.
+The summary counts the turns where gating refused a tool the scenario lists
+as acceptable.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 from pathlib import Path
@@ -30,8 +35,11 @@ class Command(BaseCommand):
         parser.add_argument("--filter", help="only scenarios with this tag")
         parser.add_argument("--json", action="store_true", help="print the whole report as one JSON object")
         parser.add_argument("--trace-dir", type=Path, help="write one JSON trace per scenario run here")
+        parser.add_argument(
+            "--derive", action="store_true", help="replay: ignore the model blocks and derive every answer"
+        )
 
-    def handle(self, *args, paths, live, runs, filter, trace_dir, **options):
+    def handle(self, *args, paths, live, runs, filter, trace_dir, derive=False, **options):
         if live and not settings.ANTHROPIC_API_KEY:
             raise CommandError("--live needs ANTHROPIC_API_KEY; without it only replay mode can run")
         if runs < 1:
@@ -42,6 +50,10 @@ class Command(BaseCommand):
             raise CommandError(f"bad scenario: {exc}") from exc
         if not scenarios:
             raise CommandError("no scenario matched")
+        if derive:
+            scenarios = [
+                dataclasses.replace(s, turns=[dataclasses.replace(t, model=[]) for t in s.turns]) for s in scenarios
+            ]
         results = {}
         logging.disable(logging.WARNING)  # the product logs every message and alert; errors still show
         with throwaway_database():
