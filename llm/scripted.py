@@ -6,8 +6,14 @@ scenarios, the demo and load benchmarks. It says so in every response's
    in order. They live in Redis so a Celery worker in another process sees
    them. A queued item is ``{"tool": name, "input": {...}}``, or
    ``{"error": "unavailable"}`` to play an outage.
-2. Otherwise a small keyword policy plays a plausible assistant (see
-   ``_policy``). It is a demo, not the product: real conversations need Claude.
+2. Otherwise a small policy plays a plausible assistant (``_policy``): it
+   reads the context block the turn engine renders, summarises the report
+   with the word table in ``llm.scripted_summary`` (title, category, urgency,
+   place; English, Spanish and Polish), asks for what is missing, answers
+   from a passage only when the passage shares the question's words, and
+   says it did not understand otherwise. It calls only the tools it is
+   offered, and uses optional fields only when the offered schema has them.
+   It is a demo, not the product: real conversations need Claude.
 
 ``SCRIPTED_MODEL_DELAY_MS`` adds pretend thinking time.
 """
@@ -24,6 +30,19 @@ from typing import Any, cast
 import redis
 from django.conf import settings
 
+from llm.scripted_summary import (
+    Summary,
+    clean_words,
+    has_problem,
+    is_filler,
+    language_of,
+    looks_like_words,
+    passage_fits,
+    report_summary,
+    say,
+    understood,
+    went_away,
+)
 from llm.types import PASSAGE_SEPARATOR, SCRIPTED_MODEL_PREFIX, LLMResponse, LLMUnavailable, ToolCall
 
 
@@ -66,7 +85,7 @@ def scripted_complete(
             raise LLMUnavailable(f"scripted outage: {item['error']}")
         name, tool_input = item["tool"], item.get("input", {})
     else:
-        name, tool_input = _forced_answer(tool_choice, messages) or _policy(messages)
+        name, tool_input = _forced_answer(tool_choice, messages) or _policy(messages, tools)
     call = ToolCall(id=f"toolu_scripted_{uuid.uuid4().hex[:12]}", name=name, input=tool_input)
     return LLMResponse(
         model=f"{SCRIPTED_MODEL_PREFIX}:{model}",
@@ -78,10 +97,38 @@ def scripted_complete(
 
 
 YES = re.compile(r"^\s*(yes|yeah|yep|y|correct|that'?s (it|right)|si|sí|tak|da|sim)\b", re.I)
-QUESTION = re.compile(r"\?|^\s*(how|where|when|what|which|can i|do i)\b", re.I)
-LATER = re.compile(r"\b(later|a min(ute)?|gimme|take pics|in a bit|tonight|tomorrow)\b", re.I)
-DECLINE = re.compile(r"\b(no photo|can'?t (take|send)|cannot (take|send)|don'?t have a (photo|camera))\b", re.I)
+QUESTION = re.compile(
+    r"\?|^\s*(how|where|when|what|which|can i|do i|is there"
+    r"|c[oó]mo|d[oó]nde|cu[aá]ndo|qu[eé]|puedo|jak|gdzie|kiedy|czy)\b",
+    re.I,
+)
+LATER = re.compile(
+    r"\b(later|a min(ute)?|gimme|take pics|in a bit|tonight|tomorrow"
+    r"|luego|m[aá]s tarde|ma[ñn]ana|p[óo][źz]niej|jutro)\b",
+    re.I,
+)
+DECLINE = re.compile(
+    r"\b(no photo|can'?t (take|send)|cannot (take|send)|don'?t have a (photo|camera)"
+    r"|no (puedo|tengo) (hacer|enviar|mandar)?\s*(una )?foto|sin foto"
+    r"|nie (mog[ęe]|mam) (zrobi[ćc] |wys[łl]a[ćc] )?zdj[ęe]\w*|bez zdj[ęe]\w*)",
+    re.I,
+)
 HUMAN = re.compile(r"\b(human|real person|speak to (someone|a person)|manager|useless)\b", re.I)
+PHOTO_MARK = re.compile(r"\s*\[sent \d+ (photo\(s\)|file\(s\) we could not accept)\]")
+STAMP = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d\] (Tenant|You|Agency staff|System): ?(.*)$")
+POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b|\b\d{2}-\d{3}\b|\b\d{5}\b", re.I)
+KNOWLEDGE_HEAD = "Passages from the landlord's documents that may help"
+# Tools every context offers, when a caller passes no tool list.
+BASIC_TOOLS = {
+    "find_property",
+    "confirm_property",
+    "respond",
+    "ask_for_details",
+    "ask_for_photo",
+    "create_issue",
+    "search_documents",
+    "escalate",
+}
 
 
 def _forced_answer(tool_choice: dict | None, messages: list[dict]) -> tuple[str, dict] | None:
@@ -99,63 +146,243 @@ def _forced_answer(tool_choice: dict | None, messages: list[dict]) -> tuple[str,
     }
 
 
-def _policy(messages: list[dict]) -> tuple[str, dict]:
+class _Offer:
+    """The tools of this call, and the fields each one takes."""
+
+    def __init__(self, tools: list[dict[str, Any]] | None):
+        self.fields: dict[str, set[str]] | None = (
+            None
+            if tools is None
+            else {t["name"]: set(t.get("input_schema", {}).get("properties", {})) for t in tools if "name" in t}
+        )
+
+    def has(self, name: str) -> bool:
+        return name in BASIC_TOOLS if self.fields is None else name in self.fields
+
+    def takes(self, name: str, *keys: str) -> bool:
+        return self.fields is not None and set(keys) <= self.fields.get(name, set())
+
+
+class _Chat:
+    """What the policy reads from the context block the turn engine renders."""
+
+    def __init__(self, context: str):
+        self.context = context
+        self.state = dict(re.findall(r"^(identity_status|gathering_state): (\w+)$", context, re.M))
+        self.identity = self.state.get("identity_status", "")
+        self.gathering = self.state.get("gathering_state", "")
+        self.emergency = "EMERGENCY reported" in context
+        self.codes = re.findall(r"([A-Z][A-Z0-9]*-\d+) - ", context)
+        self.knowledge = ""
+        if KNOWLEDGE_HEAD in context:
+            after = context.split(KNOWLEDGE_HEAD, 1)[1].split("\n", 1)[-1]
+            self.knowledge = re.split(r"^(Conversation so far:|New message\(s\) from the tenant:)$", after, flags=re.M)[
+                0
+            ]
+        # (author, text without photo marks, photos sent, new in this turn)
+        self.messages: list[tuple[str, str, bool, bool]] = []
+        section = ""
+        for line in context.splitlines():
+            if line in ("Conversation so far:", "New message(s) from the tenant:"):
+                section = line
+                continue
+            if not section:
+                continue
+            stamp = STAMP.match(line)
+            if stamp:
+                body = stamp.group(2)
+                photo = bool(re.search(r"\[sent [1-9]\d* photo\(s\)\]", body))
+                self.messages.append(
+                    (stamp.group(1), PHOTO_MARK.sub("", body).strip(), photo, section.startswith("New"))
+                )
+            elif self.messages:  # a message of several lines
+                who, body, photo, is_new = self.messages[-1]
+                self.messages[-1] = (who, f"{body}\n{line}".strip(), photo, is_new)
+        latest = [m for m in self.messages if m[3]]
+        self.text = " ".join(m[1] for m in latest if m[1]).strip()
+        self.photo = any(m[2] for m in latest)
+
+    def report(self) -> list[str]:
+        """The tenant's words about the current report: their messages since
+        the last issue was logged or report closed, without addresses,
+        greetings, yes / no, photo excuses and questions."""
+        start = 0
+        for index, (who, body, _, _) in enumerate(self.messages):
+            if who == "You" and _ends_report(body):
+                start = index + 1
+        said = []
+        for who, body, _, _ in self.messages[start:]:
+            if who != "Tenant" or not body or is_filler(body) or went_away(body) or HUMAN.search(body):
+                continue
+            if POSTCODE.search(body) and not has_problem(body):
+                continue  # an address
+            if re.search(r"\d", body) and not understood(body):
+                continue
+            if (DECLINE.search(body) or LATER.search(body)) and not has_problem(body):
+                continue
+            if QUESTION.search(body) and not has_problem(body) and not understood(body):
+                continue
+            if understood(body) or looks_like_words(body):
+                said.append(body)
+        return said
+
+    def where_answer(self) -> str:
+        """What the tenant answered to our question where the problem is."""
+        for (who, body, _, _), (next_who, answer, _, _) in zip(self.messages, self.messages[1:], strict=False):
+            asked = who == "You" and _asked_where(body) and next_who == "Tenant"
+            if asked and looks_like_words(answer) and len(answer.split()) <= 8 and not is_filler(answer):
+                return clean_words(answer, limit=40).lower()
+        return ""
+
+
+def _ends_report(body: str) -> bool:
+    return bool(re.search(r"\bR\d{4}-[0-9A-F]{6}\b", body)) or any(
+        body.startswith(say(key, lang)[:30]) for key in ("closed", "logged") for lang in ("en", "es", "pl")
+    )
+
+
+def _asked_where(body: str) -> bool:
+    return any(say(key, lang) in body for key in ("ask_where", "ask_photo_what") for lang in ("en", "es", "pl"))
+
+
+def _policy(messages: list[dict], tools: list[dict[str, Any]] | None = None) -> tuple[str, dict]:
     """A plausible next tool from the context block and the last tool result."""
-    context = messages[0]["content"]
-    state = dict(re.findall(r"^(identity_status|gathering_state): (\w+)$", context, re.M))
-    new = context.rsplit("New message(s) from the tenant:", 1)[-1]
-    text = " ".join(re.sub(r"^\[[^\]]*\] Tenant: ", "", line) for line in new.strip().splitlines()).strip()
-    photo = "[sent " in new
+    offer = _Offer(tools)
+    chat = _Chat(messages[0]["content"] if isinstance(messages[0]["content"], str) else "")
     last = messages[-1]["content"]
     if isinstance(last, list) and last and last[0].get("type") == "tool_result":
-        if last[0].get("is_error"):
-            return "respond", {"message": "Sorry, could you tell me a bit more?"}
-        return "respond", {"message": _answer_from(last[0]["content"])}
-    identity, gathering = state.get("identity_status"), state.get("gathering_state")
-    emergency = "EMERGENCY reported" in context
-    if HUMAN.search(text):
+        return _after_tool(messages, chat, offer)
+    text, gathering = chat.text, chat.gathering
+    said = chat.report()
+    summary = report_summary(said, emergency=chat.emergency)
+    lang = language_of(text) if (text and understood(text)) or not said else summary.language
+    if HUMAN.search(text) and offer.has("escalate"):
         return "escalate", {"reason": "tenant asked for a person", "message": "I'll pass you to a member of the team."}
-    if identity == "unidentified":
-        if re.search(r"\d", text):
+    if chat.identity == "unidentified":
+        if re.search(r"\d", text) and offer.has("find_property"):
             return "find_property", {"address": text}
-        return "respond", {"message": "Hello! Which property do you live in? Please send the address or postcode."}
-    if identity == "identified":
-        codes = re.findall(r"([A-Z][A-Z0-9]*-\d+) - ", context)
-        chosen = next((code for code in codes if code.lower() in text.lower()), "")
+        return "respond", {"message": say("ask_address_problem" if summary.problem else "ask_address", lang)}
+    if chat.identity == "identified" and offer.has("confirm_property"):
+        chosen = next((code for code in chat.codes if code.lower() in text.lower()), "")
         if chosen:
             return "confirm_property", {"confirmed": True, "property_code": chosen}
         return "confirm_property", {"confirmed": bool(YES.search(text))}
-    if QUESTION.search(text) and gathering in ("idle", "issue_created"):
-        return "search_documents", {"query": text}
-    if emergency or (gathering == "awaiting_photo" and (photo or DECLINE.search(text))):
-        return "create_issue", _issue_input(context, text, photo, emergency)
+    reporting = gathering in ("gathering_details", "awaiting_photo")
+    if went_away(text):
+        if reporting and offer.has("close_report"):
+            return "close_report", {
+                "reason": f"the tenant says the problem went away: {text[:200]}",
+                "message": say("closed", lang),
+            }
+        return "respond", {"message": say("closed" if reporting else "glad", lang)}
+    if chat.emergency:
+        return "create_issue", _issue_input(chat, summary, photo="not_needed")
     if gathering == "awaiting_photo":
-        if LATER.search(text):
-            return "respond", {"message": "No rush, send the photo whenever you're ready."}
-        return "respond", {"message": "Thanks. When you can, please send a photo of the problem."}
+        return _awaiting_photo(chat, summary, lang)
     if gathering == "gathering_details":
-        return "ask_for_photo", {"message": "Thanks, that helps. Could you send a photo of it?"}
-    if re.search(r"\b(thanks|thank you|cheers|hi|hello)\b", text, re.I) and len(text) < 30:
-        return "respond", {"message": "Hello! How can I help with your home today?"}
-    return "ask_for_details", {"question": "Sorry to hear that. Where in the home is it, and since when?"}
+        return _gathering(chat, summary, lang, offer)
+    return _idle(chat, summary, lang, offer)
 
 
-def _issue_input(context: str, text: str, photo: bool, emergency: bool) -> dict:
-    history = " ".join(re.findall(r"\] Tenant: (.+)$", context, re.M)) or text
+def _idle(chat: _Chat, summary: Summary, lang: str, offer: _Offer) -> tuple[str, dict]:
+    """No report under way (idle, or after an issue): a new report, a
+    question, small talk, or nothing we understood."""
+    text = chat.text
+    if text and QUESTION.search(text) and not has_problem(text) and offer.has("search_documents"):
+        return "search_documents", {"query": text}
+    if text and not understood(text):
+        if not is_filler(text) and chat.knowledge and passage_fits(text, chat.knowledge):
+            return "respond", {"message": _answer_from(chat.knowledge, text, lang)}
+        if not (summary.problem and is_filler(text)):  # "yes" after the address goes on with the report
+            if is_filler(text) and len(text) < 30:
+                return "respond", {"message": say("hello", lang)}
+            return "respond", {"message": say("not_understood", lang)}
+    if not summary.problem:
+        if chat.photo and not text:
+            return "ask_for_details", {"question": say("ask_photo_what", lang)}
+        if summary.location:
+            return "ask_for_details", {"question": say("ask_what", lang)}
+        return "respond", {"message": say("hello" if is_filler(text) else "not_understood", lang)}
+    if summary.place_stated and offer.takes("ask_for_photo", "problem", "location"):
+        return "ask_for_photo", {
+            "message": say("ask_photo", lang),
+            "problem": summary.title,
+            "location": summary.location,
+        }
+    return "ask_for_details", {"question": say("ask_since" if summary.location else "ask_where", lang)}
+
+
+def _gathering(chat: _Chat, summary: Summary, lang: str, offer: _Offer) -> tuple[str, dict]:
+    """A report under way, after our question: ask for a photo once what and
+    where are known, else ask for what is missing."""
+    text = chat.text
+    if text and not understood(text) and not looks_like_words(text):
+        return "respond", {"message": say("not_understood", lang)}
+    location = summary.location or chat.where_answer()
+    if not summary.problem:
+        return "ask_for_details", {"question": say("ask_what", lang)}
+    if not location:
+        return "ask_for_details", {"question": say("ask_where", lang)}
+    photo_input = {"message": say("ask_photo", lang)}
+    if offer.takes("ask_for_photo", "problem", "location"):
+        photo_input |= {"problem": summary.title, "location": location}
+    return "ask_for_photo", photo_input
+
+
+def _awaiting_photo(chat: _Chat, summary: Summary, lang: str) -> tuple[str, dict]:
+    text = chat.text
+    if chat.photo or DECLINE.search(text):
+        if not (summary.location or chat.where_answer()):
+            return "ask_for_details", {"question": say("ask_where", lang)}
+        return "create_issue", _issue_input(chat, summary, photo="provided" if chat.photo else "declined")
+    if LATER.search(text):
+        return "respond", {"message": say("photo_later", lang)}
+    return "respond", {"message": say("photo_remind", lang)}
+
+
+def _issue_input(chat: _Chat, summary: Summary, *, photo: str) -> dict:
+    location = summary.location or chat.where_answer() or "not stated yet"
     return {
-        "title": history[:60] or "Repair",
-        "description": history[:500] or "Reported over WhatsApp",
-        "category": "other",
-        "urgency": "emergency" if emergency else "routine",
-        "location": "as described",
-        "photo": "not_needed" if emergency else ("provided" if photo else "declined"),
-        "message": "Thanks, I've logged this repair with your landlord.",
+        "title": summary.title,
+        "description": summary.description or chat.text or "Reported over WhatsApp",
+        "category": summary.category,
+        "urgency": summary.urgency,
+        "location": location,
+        "photo": photo,
+        "message": say("logged", summary.language),
     }
 
 
-def _answer_from(passages: str) -> str:
+def _after_tool(messages: list[dict], chat: _Chat, offer: _Offer) -> tuple[str, dict]:
+    """The answer after a tool result: a search's passages, or a rejection."""
+    result = messages[-1]["content"][0]
+    content = result.get("content")
+    content = content if isinstance(content, str) else " ".join(b.get("text", "") for b in content or [])
+    asked = next(
+        (b for b in (messages[-2].get("content") or []) if isinstance(b, dict) and b.get("type") == "tool_use"), {}
+    )
+    said = chat.report()
+    lang = language_of(chat.text) if chat.text else report_summary(said).language
+    if result.get("is_error"):
+        if asked.get("name") == "ask_for_photo" and offer.has("ask_for_details"):
+            summary = report_summary(said)
+            return "ask_for_details", {"question": say("ask_since" if summary.location else "ask_where", lang)}
+        if asked.get("name") == "create_issue" and chat.emergency:
+            return "respond", {"message": say("emergency_noted", lang)}
+        if asked.get("name") == "close_report":
+            return "respond", {"message": say("glad", lang)}
+        return "respond", {"message": say("more", lang)}
+    query = (asked.get("input") or {}).get("query") or chat.text
+    return "respond", {"message": _answer_from(content, query, lang)}
+
+
+def _answer_from(passages: str, query: str, lang: str) -> str:
+    """The first passage that shares the question's words; a search returns
+    its nearest passages whether or not they answer anything."""
     if passages.startswith("No matching passage"):
-        return "I couldn't find that in your landlord's documents. I'll pass the question on."
-    first = passages.split(PASSAGE_SEPARATOR, 1)[0]
-    body = first.split("\n", 1)[-1].strip()
-    return f"From your home's guide:\n{body[:900]}"
+        return say("not_in_documents" if understood(query) else "not_understood", lang)
+    for passage in passages.split(PASSAGE_SEPARATOR):
+        if passage_fits(query, passage):
+            body = passage.split("\n", 1)[-1].strip()
+            return f"{say('from_guide', lang)}\n{body[:900]}"
+    return say("not_in_documents" if understood(query) else "not_understood", lang)
