@@ -3,17 +3,19 @@ short transaction, rendered as the first user message."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import copy
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.utils import timezone
 
-from conversations.models import Conversation, GatheringState, Message
+from conversations.models import Conversation, GatheringState, IdentityStatus, Message
 from issues.models import Issue
 from issues.services import PHOTO_USABLE_STATES, report_photos
 from orchestration.gating import Snapshot
+from properties.models import Property
 from properties.selectors import tenancies_current
 
 # ADR-017 "conditional RAG": an idle conversation with this many messages or
@@ -52,12 +54,11 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
         [t.property for t in tenancies_current(tenant=conversation.tenant)] if conversation.tenant is not None else []
     )
     scope = conversation.property or (tenant_properties[0] if len(tenant_properties) == 1 else None)
-    open_issues = (
-        list(Issue.objects.filter(property=scope, status__in=Issue.OPEN_STATUSES).order_by("-created_at")[:10])
-        if scope
-        else []
-    )
+    open_issues = _open_issues(scope) if scope else []
     photo_received = report_photos(conversation=conversation, message_ids=message_ids).exists()
+    report_text = "\n".join(
+        m.body for m in [*history, *new_messages] if m.author == Message.Author.TENANT and in_report(conversation, m)
+    )
     snapshot = Snapshot(
         identity=conversation.identity_status,
         gathering=conversation.gathering_state,
@@ -66,6 +67,7 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
         property_codes=tuple(p.code for p in tenant_properties),
         candidate_code=conversation.candidate_property.code if conversation.candidate_property is not None else "",
         property_code=conversation.property.code if conversation.property is not None else "",
+        report_text=report_text,
     )
     return TurnContext(
         conversation=conversation,
@@ -75,6 +77,60 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
         tenant_properties=tenant_properties,
         snapshot=snapshot,
     )
+
+
+def _open_issues(scope) -> list[Issue]:
+    return list(Issue.objects.filter(property=scope, status__in=Issue.OPEN_STATUSES).order_by("-created_at")[:10])
+
+
+CONFIRMED_NOTE = (
+    "The tenant has just confirmed that they live at {address}; the reply starts with 'Thanks, that's {address}.' "
+    "and goes on with your message. If the tenant has already said what is wrong (see the conversation), carry on "
+    "with that report now and do not ask them to repeat it; if they have not, ask what you can help with (respond)."
+)
+
+
+def turn_context_confirmed(context: TurnContext, *, property_code: str) -> TurnContext:
+    """The context once this turn's ``confirm_property`` call is applied, for
+    the model to go on with the report in the same turn. Nothing is written:
+    the conversation is a copy with the property set."""
+    conversation = copy.copy(context.conversation)
+    prop = Property.objects.get(organization_id=conversation.organization_id, code=property_code)
+    conversation.property = prop
+    conversation.candidate_property = None
+    conversation.identity_status = IdentityStatus.CONFIRMED
+    snapshot = replace(context.snapshot, identity=IdentityStatus.CONFIRMED, property_code=prop.code, candidate_code="")
+    return replace(
+        context,
+        conversation=conversation,
+        snapshot=snapshot,
+        open_issues=_open_issues(prop),
+        notes=[*context.notes, CONFIRMED_NOTE.format(address=prop.address)],
+    )
+
+
+def in_report(conversation: Conversation, message: Message) -> bool:
+    """Whether ``message`` belongs to the report now being gathered: it came
+    after the last issue was filed or the last report was closed (a report in
+    progress starts at ``gathering_started_at``)."""
+    since = conversation.gathering_started_at
+    if since is None:
+        return True
+    if conversation.gathering_state == GatheringState.ISSUE_CREATED:
+        return message.created_at > since  # the filing turn's last message is the issue's
+    return message.created_at >= since
+
+
+def report_closed_at(conversation: Conversation):
+    """When the tenant's last report was dropped without an issue
+    (``close_report``): in idle, ``gathering_started_at`` marks where the
+    next report starts. None when there is no such report."""
+    if conversation.gathering_state == GatheringState.IDLE:
+        return conversation.gathering_started_at
+    return None
+
+
+CLOSED_DIVIDER = "---- The report above was closed without an issue; anything after this line is new. ----"
 
 
 def organization_zone(organization) -> ZoneInfo:
@@ -128,12 +184,24 @@ def turn_context_render(context: TurnContext) -> str:
             for i in context.open_issues
         ]
     lines += context.notes
+    closed_at = report_closed_at(c)
+    if closed_at is not None:
+        lines.append(
+            "The tenant's previous report was closed without an issue (marked in the conversation below). "
+            "Do not carry its details into a new report: a new problem is reported afresh."
+        )
     if context.knowledge:
         lines.append("Passages from the landlord's documents that may help (answer from them only if they fit):")
         lines.append(context.knowledge)
     if context.history:
         lines.append("Conversation so far:")
-        lines += [_stamp(m, zone) for m in context.history]
+        for m in context.history:
+            if closed_at is not None and m.author == Message.Author.TENANT and m.created_at >= closed_at:
+                lines.append(CLOSED_DIVIDER)
+                closed_at = None
+            lines.append(_stamp(m, zone))
+    if closed_at is not None:
+        lines.append(CLOSED_DIVIDER)
     lines.append("New message(s) from the tenant:")
     lines += [_stamp(m, zone) for m in context.new_messages]
     return "\n".join(lines)

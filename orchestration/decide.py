@@ -14,7 +14,7 @@ from django.conf import settings
 from conversations.models import GatheringState
 from llm.client import llm_complete
 from llm.types import LLMError, LLMResponse, ToolCall
-from orchestration.context import TurnContext, retrieval_wanted, turn_context_render
+from orchestration.context import TurnContext, retrieval_wanted, turn_context_confirmed, turn_context_render
 from orchestration.gating import create_issue_possible, rejection
 from orchestration.handlers import LOOKUPS, tool_lookup
 from orchestration.knowledge import knowledge_add
@@ -42,13 +42,15 @@ def model_for(context: TurnContext) -> str:
 
 
 def decide(context: TurnContext, decision: Decision) -> Decision:
+    """Leaves ``context`` as it was (the engine checks its states after): a
+    confirm_property call goes on with a copy (``turn_context_confirmed``)."""
     if retrieval_wanted(context):
         knowledge_add(context, decision)
     messages: list[dict[str, Any]] = [{"role": "user", "content": turn_context_render(context)}]
     model = model_for(context)
     lookups = 0
     try:
-        for _ in range(settings.TURN_MAX_RETRIES + 1 + MAX_LOOKUPS):
+        for _ in range(settings.TURN_MAX_RETRIES + 2 + MAX_LOOKUPS):
             response = llm_complete(
                 model=model,
                 system=SYSTEM,
@@ -86,17 +88,41 @@ def decide(context: TurnContext, decision: Decision) -> Decision:
                 decision.rejections += 1
                 entry.update(is_error=True, rejection=reason)
                 if decision.rejections > settings.TURN_MAX_RETRIES:
-                    decision.error = f"gave up after {decision.rejections} rejected calls"
-                    return decision
+                    return _gave_up(decision, f"gave up after {decision.rejections} rejected calls")
                 messages += _follow_up(response, call, reason, is_error=True)
                 continue
-            decision.call = call
+            assert call is not None  # a turn without a call always has a reason
+            decision.call, decision.call_index = call, len(decision.trace) - 1
+            if decision.first is None and call.name == "confirm_property" and call.input.get("confirmed"):
+                # Identity is settled: the model goes on with what the tenant
+                # already said instead of asking "what can I help you with?".
+                decision.first, decision.first_index, decision.call = call, decision.call_index, None
+                code = call.input.get("property_code") or context.snapshot.candidate_code
+                context = turn_context_confirmed(context, property_code=code)
+                messages = [{"role": "user", "content": turn_context_render(context)}]
+                model = model_for(context)
+                continue
             return decision
-        decision.error = "no usable tool call"
+        return _gave_up(decision, "no usable tool call")
     except LLMError as exc:
         decision.note_error(f"{type(exc).__name__}: {exc}")
         logger.warning("model unavailable for conversation %s: %s", context.conversation.pk, exc)
+        _confirmation_alone(decision)
     return decision
+
+
+def _gave_up(decision: Decision, error: str) -> Decision:
+    """No usable call: the fallback, unless a confirm_property call was made
+    this turn, which then ends the turn on its own (with its own question)."""
+    decision.note_error(error)
+    _confirmation_alone(decision)
+    return decision
+
+
+def _confirmation_alone(decision: Decision) -> None:
+    if decision.first is not None:
+        decision.call, decision.call_index = decision.first, decision.first_index
+        decision.first, decision.first_index = None, -1
 
 
 def _follow_up(response: LLMResponse, call: ToolCall | None, text: str, *, is_error: bool) -> list[dict[str, Any]]:

@@ -138,15 +138,21 @@ def _apply(
     before = (context.identity_at_start, context.gathering_at_start)
     if decision.call is None:
         return _fallback(conversation, message_ids, decision, started, before=before)
-    applied = tool_apply(
-        conversation=conversation,
-        name=decision.call.name,
-        tool_input=decision.call.input,
-        first_message_at=context.new_messages[0].created_at if context.new_messages else None,
-        last_message_at=context.new_messages[-1].created_at if context.new_messages else None,
-    )
-    decision.trace[-1]["result"] = applied.result
-    outbound_text_queue(conversation=conversation, body=applied.reply, author=Message.Author.ASSISTANT, purpose="reply")
+    times = {
+        "first_message_at": context.new_messages[0].created_at if context.new_messages else None,
+        "last_message_at": context.new_messages[-1].created_at if context.new_messages else None,
+    }
+    lead = ""
+    if decision.first is not None:  # confirm_property, then the model went on with the report
+        first = tool_apply(
+            conversation=conversation, name=decision.first.name, tool_input=decision.first.input, **times
+        )
+        decision.trace[decision.first_index]["result"] = first.result
+        lead = first.lead or first.reply
+    applied = tool_apply(conversation=conversation, name=decision.call.name, tool_input=decision.call.input, **times)
+    decision.trace[decision.call_index]["result"] = applied.result
+    reply = f"{lead}\n{applied.reply}" if lead else applied.reply
+    outbound_text_queue(conversation=conversation, body=reply, author=Message.Author.ASSISTANT, purpose="reply")
     return turn_record(conversation, message_ids, outcome="tool", started=started, decision=decision, before=before)
 
 

@@ -5,10 +5,17 @@ gathering states it may be called in and the state it leads to. Identity moves
 are in ``IDENTITY_TRANSITIONS``. Handlers apply these; tests walk them. A call
 that is not allowed gets a rejection the model reads as an ``is_error`` tool
 result, saying what to do instead.
+
+Some moves also depend on the call's content: ``ask_for_photo`` may open a
+report (from ``idle`` or after an issue) only when it names the problem and a
+place in the home that the tenant's own words name too (``ROOM_WORDS``).
 """
 
 from __future__ import annotations
 
+import itertools
+import re
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +30,15 @@ TRANSITIONS: dict[str, dict[str, str]] = {
         G.AWAITING_PHOTO: G.GATHERING_DETAILS,
         G.ISSUE_CREATED: G.GATHERING_DETAILS,
     },
-    "ask_for_photo": {G.GATHERING_DETAILS: G.AWAITING_PHOTO, G.AWAITING_PHOTO: G.AWAITING_PHOTO},
+    # From idle or after an issue only with a clear problem and location (``_ask_for_photo_rejection``).
+    "ask_for_photo": {
+        G.IDLE: G.AWAITING_PHOTO,
+        G.GATHERING_DETAILS: G.AWAITING_PHOTO,
+        G.AWAITING_PHOTO: G.AWAITING_PHOTO,
+        G.ISSUE_CREATED: G.AWAITING_PHOTO,
+    },
+    # Dropping a report in progress without an issue: the tenant says it is sorted or gone.
+    "close_report": {G.GATHERING_DETAILS: G.IDLE, G.AWAITING_PHOTO: G.IDLE},
     "create_issue": {
         G.IDLE: G.ISSUE_CREATED,
         G.GATHERING_DETAILS: G.ISSUE_CREATED,
@@ -67,6 +82,7 @@ class Snapshot:
     property_codes: tuple[str, ...] = ()  # the tenant's current tenancies
     candidate_code: str = ""
     property_code: str = ""  # the confirmed property, the only one issues may be created for
+    report_text: str = ""  # the tenant's own words in the current report (since the last one closed or was filed)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -90,10 +106,20 @@ def rejection(tool: str, tool_input: dict[str, Any], snapshot: Snapshot) -> str 
         return f"{tool} is not allowed while identity_status is {snapshot.identity}."
     if tool == "ask_for_photo" and snapshot.emergency:
         return "This is an emergency: do not ask for a photo; create the issue now with urgency emergency."
+    if tool == "close_report" and snapshot.emergency:
+        return (
+            "An emergency report is not dropped: a person at the agency checks it. Reply with respond, "
+            "or create_issue with urgency emergency if it is not recorded yet."
+        )
     if snapshot.gathering not in TRANSITIONS[tool]:
-        if tool == "ask_for_photo":
-            return "ask_for_photo is too early: find out what the problem is and where it is first (ask_for_details)."
+        if tool == "close_report":
+            return (
+                f"close_report is only for a report in progress; gathering_state is {snapshot.gathering}, "
+                "so there is nothing to close. Reply with respond."
+            )
         return f"{tool} is not allowed while gathering_state is {snapshot.gathering}."
+    if tool == "ask_for_photo" and snapshot.gathering in (G.IDLE, G.ISSUE_CREATED):
+        return _ask_for_photo_rejection(tool_input, snapshot)
     if tool == "create_issue":
         return _create_issue_rejection(tool_input, snapshot)
     if tool == "find_property" and snapshot.property_codes:
@@ -149,3 +175,92 @@ def create_issue_possible(snapshot: Snapshot) -> bool:
         rejection("create_issue", {"urgency": "routine", "photo": photo}, snapshot) is None
         for photo in ("provided", "declined", "not_needed")
     )
+
+
+# --- where in the home: the location check of ask_for_photo from idle ---------------------------
+
+# Places in a home (rooms and parts of the building), by what they are, in the
+# languages tenants here write in (en, pl, es, ro, pt). A word ending in "*"
+# matches any word it begins (Polish and Romanian inflect: "w kuchni",
+# "în bucătărie"); the others match whole words, with a plural "s". Letters
+# are compared without accents. Appliances and fixtures (boiler, tap, oven,
+# toilet bowl, radiator) are deliberately absent: they are what is broken,
+# not where. Surfaces alone (ceiling, wall, floor, window) are not places
+# either: "the ceiling" needs the room it is in.
+_ROOMS: dict[str, str] = {
+    "kitchen": "kitchen kitchenette kuchn* cocina cocinas bucatari* cozinha*",
+    "bathroom": "bathroom shower-room ensuite en-suite wc loo toilet toaleta toalet* lazien* bano* aseo* baie baia "
+    "casa-de-banho banheiro*",
+    "bedroom": "bedroom box-room spare-room nursery sypialn* dormitor* habitacion* quarto*",
+    "living": "living-room lounge sitting-room front-room dining-room reception-room living salon* jadalni* "
+    "comedor* sala sala-de-estar sufragerie* camera-de-zi",
+    "hall": "hall hallway landing corridor entrance porch stairs staircase stairwell understairs front-door "
+    "back-door przedpok* korytarz* klatk* schody schodach schodow pasillo* entrada* escalera* hol holul scari "
+    "scara intrare* corredor* escada*",
+    "utility": "utility utility-room laundry airing-cupboard cupboard pantry larder pralni* spizarni* lavadero* "
+    "despensa* lavandaria*",
+    "outside": "garden yard patio balcony terrace driveway shed garage conservatory ogrod* balkon* taras* garaz* "
+    "jardin* terraza* balcon* garaje* gradin* curte* garaj* jardim* varanda* garagem* quintal*",
+    "roof": "roof loft attic cellar basement dach* strych* piwnic* tejado* atico* sotano* acoperis* mansard* "
+    "pivnit* subsol* telhado* sotao* cave",
+    "room": "room pokoj* cuarto",
+}
+_ROOM_WORDS: dict[str, str] = {}
+_ROOM_STEMS: list[tuple[str, str]] = []
+for _place, _words in _ROOMS.items():
+    for _word in _words.split():
+        if _word.endswith("*"):
+            _ROOM_STEMS.append((_word[:-1], _place))
+        else:
+            _ROOM_WORDS[_word] = _place
+ROOM_WORDS = frozenset(_ROOM_WORDS) | frozenset(stem for stem, _ in _ROOM_STEMS)
+_TOKEN = re.compile(r"[a-z0-9]+")
+
+
+def _plain(text: str) -> str:
+    text = text.lower().replace("ł", "l")
+    return "".join(c for c in unicodedata.normalize("NFKD", text) if not unicodedata.combining(c))
+
+
+def places_named(text: str) -> set[str]:
+    """The kinds of place in the home that ``text`` names ("kitchen",
+    "bathroom", ...): the same place in any of the five languages gives the
+    same kind, so a location the model wrote in English is checked against
+    the tenant's Polish."""
+    words = _TOKEN.findall(_plain(text))
+    # "living room" is one place: also try each pair of neighbouring words joined.
+    candidates = words + ["-".join(pair) for pair in itertools.pairwise(words)]
+    candidates += ["-".join(words[i : i + 3]) for i in range(len(words) - 2)]
+    found = set()
+    for word in candidates:
+        place = _ROOM_WORDS.get(word) or (_ROOM_WORDS.get(word[:-1]) if word.endswith("s") else None)
+        if place is None:
+            place = next((p for stem, p in _ROOM_STEMS if word.startswith(stem)), None)
+        if place is not None:
+            found.add(place)
+    return found
+
+
+def _ask_for_photo_rejection(tool_input: dict[str, Any], snapshot: Snapshot) -> str | None:
+    """Opening a report with a photo request (no ask_for_details first): the
+    call must say what is wrong and where, and the place must be one the
+    tenant named."""
+    problem = str(tool_input.get("problem", "")).strip()
+    location = str(tool_input.get("location", "")).strip()
+    if not problem or not location:
+        return (
+            "ask_for_photo is too early: find out what the problem is and where it is first (ask_for_details). "
+            "If the tenant has already said both, call ask_for_photo again with problem and location filled in."
+        )
+    places = places_named(location)
+    if not places:
+        return (
+            f"{location!r} is not a place in the home (a room or part of the building; an appliance or fixture "
+            "such as a boiler or a tap is not a location). Ask where it is with ask_for_details."
+        )
+    if not places & places_named(snapshot.report_text):
+        return (
+            f"The tenant has not said the problem is in the {location}. Ask where it is with ask_for_details; "
+            "do not guess."
+        )
+    return None

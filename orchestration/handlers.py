@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
@@ -33,6 +33,9 @@ class Applied:
     reply: str
     result: str  # what the trace records as the tool's result
     issue: Issue | None = None
+    # The reply's opening when the turn goes on with another call (after
+    # confirm_property the model carries on with the tenant's report).
+    lead: str = ""
 
 
 @dataclass
@@ -56,19 +59,29 @@ def tool_apply(
 ) -> Applied:
     """Apply an allowed call. ``first_message_at`` / ``last_message_at`` are
     the arrival times of the turn's messages: a new report starts with the
-    first (so a photo sent with it counts), and once an issue is created the
-    next report starts after the last (its photos are the issue's)."""
+    first (so a photo sent with it counts), and once an issue is created or
+    the report is closed the next report starts after the last (its photos
+    are the issue's, or dropped with the closed report)."""
     before = conversation.gathering_state
     applied, outcome = HANDLERS[name](conversation, tool_input)
     conversation.identity_status = identity_after(name, outcome, conversation.identity_status)
     conversation.gathering_state = gathering_after(name, before)
-    if conversation.gathering_state == GatheringState.GATHERING_DETAILS and before in (
+    if conversation.gathering_state in (GatheringState.GATHERING_DETAILS, GatheringState.AWAITING_PHOTO) and before in (
         GatheringState.IDLE,
         GatheringState.ISSUE_CREATED,
     ):
-        conversation.gathering_started_at = first_message_at or timezone.now()
+        start = first_message_at or timezone.now()
+        closed = conversation.gathering_started_at  # in idle: just after the report the tenant dropped, if any
+        if before == GatheringState.IDLE and closed is not None and closed < start:
+            start = closed  # what the tenant sent since the close (a photo, the problem) is this report's
+        conversation.gathering_started_at = start
     elif name == "create_issue":
         conversation.gathering_started_at = last_message_at or timezone.now()
+    elif name == "close_report":
+        # Strictly after this turn's messages: a photo sent with "it's sorted" goes with the closed report.
+        conversation.gathering_started_at = (
+            last_message_at + timedelta(microseconds=1) if last_message_at else timezone.now()
+        )
     conversation.save(update_fields=["identity_status", "gathering_state", "gathering_started_at", "updated_at"])
     # An emergency gets its issue as soon as the property is confirmed (this
     # call may have confirmed it), and the tenant hears its reference once.
@@ -82,7 +95,16 @@ def _ask_for_details(conversation: Conversation, tool_input: dict[str, Any]) -> 
 
 
 def _ask_for_photo(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
-    return Applied(reply=tool_input["message"], result="photo requested"), "ok"
+    where = " | ".join(tool_input[key] for key in ("problem", "location") if tool_input.get(key))
+    return Applied(
+        reply=tool_input["message"], result=f"photo requested ({where})" if where else "photo requested"
+    ), "ok"
+
+
+def _close_report(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
+    """The tenant dropped the report (it went away, was sorted, they changed
+    their mind): no issue. The reason stays in the Turn's trace."""
+    return Applied(reply=tool_input["message"], result=f"report closed without an issue: {tool_input['reason']}"), "ok"
 
 
 def _respond(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
@@ -132,7 +154,8 @@ def _confirm_property(conversation: Conversation, tool_input: dict[str, Any]) ->
         conversation=conversation, property_code=tool_input.get("property_code", "")
     )
     reply = reply_text("property_confirmed", language=conversation.language, address=prop.address)
-    return Applied(reply=reply, result=f"property {prop.code} confirmed"), "confirmed"
+    lead = reply_text("property_confirmed_lead", language=conversation.language, address=prop.address)
+    return Applied(reply=reply, result=f"property {prop.code} confirmed", lead=lead), "confirmed"
 
 
 def _create_issue(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
@@ -191,6 +214,7 @@ Handler = Callable[[Conversation, dict[str, Any]], tuple[Applied, str]]
 HANDLERS: dict[str, Handler] = {
     "ask_for_details": _ask_for_details,
     "ask_for_photo": _ask_for_photo,
+    "close_report": _close_report,
     "respond": _respond,
     "escalate": _escalate,
     "find_property": _find_property,

@@ -72,6 +72,13 @@ REPLIES: dict[str, dict[str, str]] = {
         "ro": "Nicio problemă. Care este adresa sau codul poștal?",
         "pt": "Sem problema. Qual é a sua morada ou código postal?",
     },
+    "property_confirmed_lead": {  # when the assistant goes on with the report the tenant already began
+        "en": "Thanks, that's {address}.",
+        "pl": "Dziękujemy, to {address}.",
+        "es": "Gracias, es {address}.",
+        "ro": "Mulțumim, este {address}.",
+        "pt": "Obrigado, é {address}.",
+    },
     "property_confirmed": {
         "en": "Thanks, that's {address}. What can I help you with?",
         "pl": "Dziękujemy, to {address}. W czym możemy pomóc?",

@@ -62,12 +62,36 @@ TOOLS: list[dict] = [
     {
         "name": "ask_for_photo",
         "description": (
-            "Ask for a photo. Only once what the problem is and where it is are both clear. Never in an emergency."
+            "Ask for a photo. Only once what the problem is and where it is are both clear. Never in an emergency. "
+            "When the tenant's first message already says both (e.g. 'the kitchen tap drips all the time'), ask "
+            "for the photo straight away and fill in problem and location."
         ),
         "input_schema": {
             "type": "object",
-            "properties": {"message": {"type": "string"}},
+            "properties": {
+                "message": {"type": "string"},
+                "problem": {"type": "string", "description": "What is wrong, in a few words: 'cold tap drips'."},
+                "location": {
+                    "type": "string",
+                    "description": "The room or part of the building the tenant named, e.g. 'kitchen'. An "
+                    "appliance or fixture (boiler, tap) is not a location.",
+                },
+            },
             "required": ["message"],
+            "additionalProperties": False,
+        },
+    },
+    {
+        "name": "close_report",
+        "description": (
+            "The tenant says the problem has gone away, was sorted, or they no longer want to report it: drop the "
+            "report in progress without an issue. 'reason' is for the agency's records; 'message' is what the "
+            "tenant reads."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {"reason": {"type": "string"}, "message": {"type": "string"}},
+            "required": ["reason", "message"],
             "additionalProperties": False,
         },
     },

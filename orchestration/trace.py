@@ -22,6 +22,11 @@ from orchestration.tool_definitions import TOOL_NAMES
 @dataclass
 class Decision:
     call: ToolCall | None = None
+    call_index: int = -1  # the entry of ``call`` in ``trace``
+    # A call applied before ``call`` in the same turn: confirm_property, after
+    # which the model went on with the tenant's report; ``first_index`` is its entry.
+    first: ToolCall | None = None
+    first_index: int = -1
     model: str = ""
     trace: list[dict[str, Any]] = field(default_factory=list)
     retrieval_hits: list[dict[str, Any]] = field(default_factory=list)
