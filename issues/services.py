@@ -122,6 +122,9 @@ def landlord_notify_issue(*, issue: Issue) -> None:
         f"{issue.title}\nProperty: {issue.property}\nWhere: {issue.location}\nUrgency: {issue.urgency}\n\n"
         f"{issue.description}"
     )
+    if issue.tenant_unverified:
+        phone = issue.conversation.phone if issue.conversation is not None else "unknown"
+        body += f"\n\nUnverified: reported from {phone}, a number with no tenancy at this property. Check who it is."
     if organization.notification_email:
         transaction.on_commit(
             lambda: send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [organization.notification_email])

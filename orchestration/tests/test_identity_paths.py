@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime
 
 import pytest
+from django.core import mail
 
 from issues.models import Issue
 from orchestration.models import Turn
@@ -37,7 +38,9 @@ def _report_and_file(tenant_says, phone: str) -> Issue:
         "flat-1",
     ],
 )
-def test_an_unknown_number_goes_from_address_to_an_unverified_issue(home, tenant_says, address):
+def test_an_unknown_number_goes_from_address_to_an_unverified_issue(
+    home, tenant_says, address, django_capture_on_commit_callbacks
+):
     tenant_says("hi", phone=STRANGER, model=[call("respond", message="What is your address or postcode?")])
     [reply] = tenant_says(address, phone=STRANGER, model=[call("find_property", address=address)])
     conversation = conversation_for(STRANGER)
@@ -45,14 +48,19 @@ def test_an_unknown_number_goes_from_address_to_an_unverified_issue(home, tenant
     assert conversation.candidate_property.code == "FLAT-1" and "12 Harbour Street" in reply
     tenant_says("yes that's me", phone=STRANGER, model=[call("confirm_property", confirmed=True)])
     assert conversation_for(STRANGER).identity_status == "confirmed"
-    issue = _report_and_file(tenant_says, STRANGER)
+    with django_capture_on_commit_callbacks(execute=True):
+        issue = _report_and_file(tenant_says, STRANGER)
     assert issue.property.code == "FLAT-1" and issue.tenant is None
     assert issue.tenant_unverified  # the landlord sees the number has no tenancy there
+    [email] = [m for m in mail.outbox if issue.reference in m.subject]
+    assert f"Unverified: reported from {STRANGER}" in email.body
 
 
-def test_a_tenant_on_record_files_a_verified_issue(home, tenant_says):
-    issue = _report_and_file(tenant_says, PHONE)
+def test_a_tenant_on_record_files_a_verified_issue(home, tenant_says, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        issue = _report_and_file(tenant_says, PHONE)
     assert issue.tenant.phone == PHONE and not issue.tenant_unverified
+    assert mail.outbox and "Unverified" not in mail.outbox[-1].body
 
 
 def test_a_former_tenant_who_gives_the_address_files_an_unverified_issue(home, tenant_says):
