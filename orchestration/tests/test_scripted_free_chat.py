@@ -110,3 +110,36 @@ def test_a_report_that_went_away_is_not_left_open(home, tenant_says):
     assert "sorted" in reply.lower() or "glad" in reply.lower()
     assert not Issue.objects.exists()
     assert Message.objects.filter(direction="outbound").count() == 2
+
+
+def test_a_clear_first_message_goes_straight_to_the_photo_when_the_tool_takes_problem_and_place(home, tenant_says):
+    from orchestration.tool_definitions import SCHEMAS
+
+    [reply] = tenant_says("Buenos días, el grifo de la cocina gotea")
+    turn = Turn.objects.latest("id")
+    if {"problem", "location"} <= set(SCHEMAS["ask_for_photo"]["properties"]):
+        assert turn.tool_calls[-1]["name"] == "ask_for_photo" and not turn.gating_rejections
+        assert turn.tool_calls[-1]["input"]["location"] == "kitchen"
+        assert conversation_for().gathering_state == "awaiting_photo"
+    else:
+        assert turn.tool_calls[-1]["name"] == "ask_for_details"
+    assert reply.startswith(("Gracias", "Siento"))  # in Spanish
+    if conversation_for().gathering_state == "awaiting_photo":
+        tenant_says("no puedo hacer una foto")
+        issue = Issue.objects.get()
+        assert (issue.title, issue.category, issue.location) == ("Tap leaking in kitchen", "plumbing", "kitchen")
+        assert issue.description == "Buenos días, el grifo de la cocina gotea"
+
+
+def test_a_report_that_went_away_is_closed_when_the_engine_offers_close_report(home, tenant_says):
+    from orchestration.tool_definitions import TOOL_NAMES
+
+    tenant_says("the kitchen tap is dripping")
+    tenant_says("ya funciona, gracias")
+    turn = Turn.objects.latest("id")
+    if "close_report" in TOOL_NAMES:
+        assert turn.tool_calls[-1]["name"] == "close_report"
+        assert conversation_for().gathering_state == "idle"
+    else:
+        assert turn.tool_calls[-1]["name"] == "respond"
+    assert not Issue.objects.exists()
