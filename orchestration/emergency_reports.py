@@ -214,16 +214,20 @@ def emergency_alert_link(*, conversation: Conversation, issue: Issue) -> str:
     return safety
 
 
+# The emergency category an issue the model filed as an emergency is alerted under.
+EMERGENCY_CATEGORY: dict[str, str] = {
+    IssueCategory.GAS: EmergencyCategory.GAS,
+    IssueCategory.PLUMBING: EmergencyCategory.FLOODING,
+    IssueCategory.ELECTRICAL: EmergencyCategory.ELECTRICAL,
+    IssueCategory.SAFETY: EmergencyCategory.FIRE_SMOKE,
+    IssueCategory.SECURITY: EmergencyCategory.SECURITY,
+    IssueCategory.STRUCTURAL: EmergencyCategory.STRUCTURAL,
+    IssueCategory.HEATING: EmergencyCategory.NO_HEAT_VULNERABLE,
+}
+
+
 def emergency_category_for(issue_category: str) -> str:
-    return {
-        IssueCategory.GAS: EmergencyCategory.GAS,
-        IssueCategory.PLUMBING: EmergencyCategory.FLOODING,
-        IssueCategory.ELECTRICAL: EmergencyCategory.ELECTRICAL,
-        IssueCategory.SAFETY: EmergencyCategory.FIRE_SMOKE,
-        IssueCategory.SECURITY: EmergencyCategory.SECURITY,
-        IssueCategory.STRUCTURAL: EmergencyCategory.STRUCTURAL,
-        IssueCategory.HEATING: EmergencyCategory.NO_HEAT_VULNERABLE,
-    }.get(issue_category, EmergencyCategory.STRUCTURAL)
+    return EMERGENCY_CATEGORY.get(issue_category, EmergencyCategory.STRUCTURAL)
 
 
 def emergency_escalate(*, conversation: Conversation, reason: str, category: str = "") -> str | None:
