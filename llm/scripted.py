@@ -20,6 +20,7 @@ scenarios, the demo and load benchmarks. It says so in every response's
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -202,16 +203,22 @@ class _Chat:
         self.text = " ".join(m[1] for m in latest if m[1]).strip()
         self.photo = any(m[2] for m in latest)
 
-    def report(self) -> list[str]:
-        """The tenant's words about the current report: their messages since
-        the last issue was logged or report closed, without addresses,
-        greetings, yes / no, photo excuses and questions."""
+    def _current(self) -> list[tuple[str, str, bool, bool]]:
+        """The messages since the last issue was logged or report closed."""
         start = 0
         for index, (who, body, _, _) in enumerate(self.messages):
             if who == "You" and _ends_report(body):
                 start = index + 1
+        return self.messages[start:]
+
+    def report(self) -> list[str]:
+        """The tenant's words about the current report, without addresses,
+        greetings, yes / no, photo excuses, questions and small talk: what
+        names a repair word, or answers a question we asked about it."""
         said = []
-        for who, body, _, _ in self.messages[start:]:
+        asked = False  # the message before was our question about the report
+        for who, body, _, _ in self._current():
+            answer, asked = asked, who == "You" and body.rstrip().endswith("?") and not _asked_address(body)
             if who != "Tenant" or not body or is_filler(body) or went_away(body) or HUMAN.search(body):
                 continue
             if POSTCODE.search(body) and not has_problem(body):
@@ -220,25 +227,34 @@ class _Chat:
                 continue
             if (DECLINE.search(body) or LATER.search(body)) and not has_problem(body):
                 continue
-            if QUESTION.search(body) and not has_problem(body) and not understood(body):
-                continue
-            if understood(body) or looks_like_words(body):
+            if understood(body) or (answer and looks_like_words(body) and not QUESTION.search(body)):
                 said.append(body)
         return said
 
     def where_answer(self) -> str:
         """What the tenant answered to our question where the problem is."""
-        for (who, body, _, _), (next_who, answer, _, _) in zip(self.messages, self.messages[1:], strict=False):
+        current = self._current()
+        for (who, body, _, _), (next_who, answer, _, _) in itertools.pairwise(current):
             asked = who == "You" and _asked_where(body) and next_who == "Tenant"
             if asked and looks_like_words(answer) and len(answer.split()) <= 8 and not is_filler(answer):
                 return clean_words(answer, limit=40).lower()
         return ""
+
+    @property
+    def photo_received(self) -> bool:
+        return "Photo received for this report: yes" in self.context
 
 
 def _ends_report(body: str) -> bool:
     return bool(re.search(r"\bR\d{4}-[0-9A-F]{6}\b", body)) or any(
         body.startswith(say(key, lang)[:30]) for key in ("closed", "logged") for lang in ("en", "es", "pl")
     )
+
+
+def _asked_address(body: str) -> bool:
+    return any(
+        say(key, lang) in body for key in ("ask_address", "ask_address_problem") for lang in ("en", "es", "pl")
+    ) or bool(re.search(r"\b(yes or no|s[ií] o no|tak lub nie)\b", body, re.I))
 
 
 def _asked_where(body: str) -> bool:
@@ -323,6 +339,8 @@ def _gathering(chat: _Chat, summary: Summary, lang: str, offer: _Offer) -> tuple
         return "ask_for_details", {"question": say("ask_what", lang)}
     if not location:
         return "ask_for_details", {"question": say("ask_where", lang)}
+    if chat.photo_received:  # the photo came first ("what does it show?"): nothing left to ask
+        return "create_issue", _issue_input(chat, summary, photo="provided")
     photo_input = {"message": say("ask_photo", lang)}
     if offer.takes("ask_for_photo", "problem", "location"):
         photo_input |= {"problem": summary.title, "location": location}

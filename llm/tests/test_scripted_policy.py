@@ -204,3 +204,38 @@ def test_an_unknown_number_is_asked_for_the_address_and_the_problem_acknowledged
     assert name == "respond" and "dirección" in tool_input["message"]
     name, tool_input = _policy(_context(new=["12 Harbour Street, LS1 4AB"], identity="unidentified"), TOOLS)
     assert (name, tool_input) == ("find_property", {"address": "12 Harbour Street, LS1 4AB"})
+
+
+def test_small_talk_before_the_problem_is_not_in_the_description():
+    history = [
+        ("Tenant", "Jaka będzie jutro pogoda"),
+        ("You", NOT_UNDERSTOOD),
+        ("Tenant", "the bathroom tap is leaking"),
+        ("You", "Thanks, that helps. Could you send a photo of it?"),
+    ]
+    name, tool_input = _policy(_context(new=["no photo, sorry"], history=history, gathering="awaiting_photo"), TOOLS)
+    assert name == "create_issue"
+    assert tool_input["description"] == "the bathroom tap is leaking"
+
+
+def test_a_photo_sent_first_then_explained_files_the_issue_with_it():
+    history = [
+        ("Tenant", " [sent 1 photo(s)]"),
+        ("You", "Thanks for the photo. What does it show, and where in your home is it?"),
+    ]
+    messages = _context(
+        new=["water coming through the ceiling in the bathroom"], history=history, gathering="gathering_details"
+    )
+    messages[0]["content"] = messages[0]["content"].replace(
+        "Photo received for this report: no", "Photo received for this report: yes"
+    )
+    name, tool_input = _policy(messages, TOOLS)
+    assert name == "create_issue"
+    assert (tool_input["photo"], tool_input["location"], tool_input["category"]) == ("provided", "bathroom", "plumbing")
+
+
+def test_a_photo_with_no_words_first_gets_a_question_about_it():
+    messages = _context(new=[""])
+    messages[0]["content"] = messages[0]["content"].replace("Tenant: ", "Tenant:  [sent 1 photo(s)]")
+    name, tool_input = _policy(messages, TOOLS)
+    assert name == "ask_for_details" and "photo" in tool_input["question"]
