@@ -102,29 +102,34 @@ ROOM_PART = re.compile(r"\s+(" + PARTS + r")\b", re.I)
 PART_OF_ROOM = re.compile(r"\b(" + PARTS + r")\s+(?:in|of|on)\s+(?:the\s+|my\s+|our\s+)?(" + ROOMS + r")\b", re.I)
 
 # (category, words): the first category whose words appear; the order settles overlaps.
+# (category, words): the first category whose words appear (whole words; "\w*" ends a stem), so the
+# order settles overlaps ("hot water" is heating before "water" is plumbing).
 CATEGORY_WORDS: list[tuple[str, str]] = [
-    ("gas", r"gas|carbon monoxide|\bco alarm"),
+    ("gas", r"gas|carbon monoxide|co alarm"),
     ("safety", r"smoke alarm|fire alarm|smoke|fire|burning|sparks?"),
     (
         "electrical",
-        r"electric|socket|fuse|trip switch|power cut|no power|lights? (?:went|gone|keep|flicker)|wiring|shock",
+        r"electric\w*|sockets?|fuse\w*|trip switch|power cut|no power|lights? (?:went|gone|keeps?|flicker\w*)|"
+        r"wiring|shock\w*|extractor fan|fan",
     ),
-    ("heating", r"boiler|heating|radiator|hot water|thermostat|calefacci|ogrzewani|chauffage"),
+    ("heating", r"boilers?|heating|radiators?|hot water|thermostat|calefacci\w*|ogrzewani\w*|chauffage"),
     (
         "plumbing",
-        r"leak|drip|tap|pipe|toilet|sink|drain|blocked|flood|water|shower|bath|sewage|overflow|grifo|fuga|kran|przeciek",
+        r"leak\w*|drip\w*|taps?|pipes?|toilets?|sinks?|drains?|blocked|flood\w*|water|showers?|bath|bathtub|"
+        r"sewage|overflow\w*|grifo|fuga|kran\w*|przeciek\w*",
     ),
-    ("damp_mould", r"damp|mould|mold|condensation|humedad|moho|wilgo|pleś"),
-    ("appliances", r"oven|hob|cooker|fridge|freezer|washing machine|dishwasher|dryer|microwave|extractor|fan"),
-    ("security", r"lock|key|break.?in|broken into|burglar|intruder"),
-    ("pests", r"mice|mouse|rats?|cockroach|bugs|bed ?bugs|wasps?|ants|pests?|slugs"),
-    ("structural", r"window|door|roof|ceiling|wall|crack|floor|stairs|collapse|tiles?"),
-    ("exterior", r"garden|fence|bins?|gutter|driveway|gate|shed"),
+    ("damp_mould", r"damp|mou?ld\w*|condensation|humedad|moho|wilgo\w*|pleś\w*"),
+    ("appliances", r"oven|hob|cooker|fridge|freezer|washing machine|dishwasher|dryer|microwave"),
+    ("security", r"locks?|keys?|break.?in|broken into|burglar\w*|intruder"),
+    ("pests", r"mice|mouse|rats?|cockroach\w*|bugs|bed ?bugs|wasps?|ants|pests?|slugs"),
+    ("structural", r"windows?|doors?|roof|ceiling|walls?|crack\w*|floors?|stairs|collapse\w*|tiles?"),
+    ("exterior", r"garden|fence|bins?|gutters?|driveway|gate|shed"),
 ]
 FIXTURES = (
     r"carbon monoxide alarm|smoke alarm|fire alarm|washing machine|hot water|extractor fan|front door|back door|"
     r"boiler|heating|radiator|tap|pipe|toilet|sink|shower|bath|drain|oven|hob|cooker|fridge|freezer|dishwasher|"
     r"window|door|lock|roof|ceiling|wall|floor|socket|light|lights|fuse box|electrics|fence|gutter|mould|damp|"
+    r"fan|extractor|hood|thermostat|doorbell|intercom|blind|curtain rail|tiles|grout|bin|gate|"
     r"gas|water|power|alarm"
 )
 FIXTURE = re.compile(r"\b(" + FIXTURES + r")\b", re.I)
@@ -390,7 +395,7 @@ def location_in(text: str) -> str:
 
 def category_of(text: str) -> str:
     for category, words in CATEGORY_WORDS:
-        if re.search(rf"\b(?:{words})", text, re.I):
+        if re.search(rf"\b(?:{words})\b", text, re.I):
             return category
     return "other"
 
@@ -405,7 +410,9 @@ def title_of(text: str) -> str:
         thing = fixture.group(1).lower()
         if problem == "damp and mould" or thing in ("damp", "mould"):
             return f"Damp and mould{' in ' + room if room else ''}".capitalize()
-        if room and thing not in room:
+        if room and thing in room:
+            thing = room
+        elif room:
             thing = f"{room.split()[0]} {thing}"
         return f"{thing} {problem}".capitalize()
     words = re.sub(r"\s+", " ", text).strip()
