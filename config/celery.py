@@ -1,5 +1,7 @@
 """The Celery app. Queues are named after the work they carry so that each can
-get its own workers: ``inbound`` (turn processing), ``llm`` (model calls that are
+get its own workers: ``emergency`` (screening a message for an emergency and
+sending the safety text: seconds matter, so it has workers that do nothing
+else), ``inbound`` (turn processing), ``llm`` (model calls that are
 not part of a turn, such as emergency validation), ``outbound`` (sending),
 ``embeddings`` (document ingest) and ``default``."""
 
@@ -14,11 +16,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("repairs")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-QUEUES = ("inbound", "llm", "outbound", "embeddings", "default")
+QUEUES = ("emergency", "inbound", "llm", "outbound", "embeddings", "default")
 app.conf.task_queues = [Queue(name) for name in QUEUES]
 app.conf.task_default_queue = "default"
 # Which queue each task goes to, in one table (tasks not listed go to ``default``).
 app.conf.task_routes = {
+    tasks.EMERGENCY_SCREEN: {"queue": "emergency"},
     tasks.INBOUND_PROCESS: {"queue": "inbound"},
     tasks.OUTBOUND_SEND: {"queue": "outbound"},
     tasks.EMERGENCY_VALIDATE: {"queue": "llm"},

@@ -352,7 +352,13 @@ EMERGENCY_SWEEP_GRACE_SECONDS = env_int("EMERGENCY_SWEEP_GRACE_SECONDS", 300)
 # Another keyword hit of the same category within this window gets the safety
 # reply again but raises no new alert.
 EMERGENCY_REALERT_MINUTES = env_int("EMERGENCY_REALERT_MINUTES", 30)
-CELERY_BEAT_SCHEDULE["emergency-sweep"] = {"task": tasks.EMERGENCY_SWEEP, "schedule": 60}
+# Inbound messages the emergency worker has not screened this long after
+# arrival (worker down, task lost) are screened by the sweeper, which runs
+# every EMERGENCY_SWEEP_INTERVAL_SECONDS; older than the window, they are left.
+EMERGENCY_SCREEN_GRACE_SECONDS = env_int("EMERGENCY_SCREEN_GRACE_SECONDS", 10)
+EMERGENCY_SCREEN_WINDOW_HOURS = env_int("EMERGENCY_SCREEN_WINDOW_HOURS", 24)
+EMERGENCY_SWEEP_INTERVAL_SECONDS = env_int("EMERGENCY_SWEEP_INTERVAL_SECONDS", 15)
+CELERY_BEAT_SCHEDULE["emergency-sweep"] = {"task": tasks.EMERGENCY_SWEEP, "schedule": EMERGENCY_SWEEP_INTERVAL_SECONDS}
 
 # --- Evaluations ------------------------------------------------------------
 

@@ -24,6 +24,7 @@ CHANNEL_SWEEP = "channel.sweep"
 # Turn engine (orchestration/tasks.py)
 INBOUND_PROCESS = "inbound.process"
 # Emergencies (emergencies/tasks.py)
+EMERGENCY_SCREEN = "emergency.screen"
 EMERGENCY_VALIDATE = "emergency.validate"
 EMERGENCY_NOTIFY_EMAIL = "emergency.notify_email"
 EMERGENCY_SWEEP = "emergency.sweep"

@@ -144,6 +144,9 @@ class Message(models.Model):
     send_attempts = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     processed_at = models.DateTimeField(null=True, blank=True)
+    # Inbound: when the emergency screening of this message finished (the
+    # emergencies app decides; null while it is still to run).
+    screened_at = models.DateTimeField(null=True, blank=True)
     sent_at = models.DateTimeField(null=True, blank=True)
     status_updated_at = models.DateTimeField(null=True, blank=True)
     # The lease on queued work (inbound processing, outbound sending): when a
@@ -184,6 +187,12 @@ class Message(models.Model):
                 condition=Q(direction="inbound", processed_at__isnull=True),
             ),
             models.Index(fields=["created_at"], name="message_outbound_pending", condition=Q(status="pending")),
+            # The emergency sweeper's scan: inbound messages nobody screened yet.
+            models.Index(
+                fields=["created_at"],
+                name="message_inbound_unscreened",
+                condition=Q(direction="inbound", screened_at__isnull=True),
+            ),
         ]
 
     def __str__(self) -> str:

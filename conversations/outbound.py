@@ -51,10 +51,14 @@ def outbound_text_queue(
     to: str | None = None,
     author: str = Message.Author.ASSISTANT,
     purpose: str = "generic",
+    queue: bool = True,
 ) -> list[Message]:
     """Store outbound text for ``conversation`` (or for a bare number ``to`` of
     ``organization``, such as a landlord's emergency contact) and send it after
-    commit. Returns the stored messages in sending order."""
+    commit. Returns the stored messages in sending order. ``queue=False``: the
+    caller sends them itself (``delivery.message_send``), as the emergency
+    screening does so that the outbound queue cannot hold the safety text up;
+    the sweeper still sends any it left pending."""
     if conversation is not None:
         organization = conversation.organization
         to = conversation.whatsapp_id
@@ -77,7 +81,8 @@ def outbound_text_queue(
         for part in text_split(body)
     ]
     ids = [message.pk for message in messages]
-    transaction.on_commit(lambda: outbound_send_queue(ids))
+    if queue:
+        transaction.on_commit(lambda: outbound_send_queue(ids))
     return messages
 
 

@@ -1,5 +1,5 @@
-"""Re-queue emergency work that Redis lost: validations still pending and
-landlord emails not yet sent."""
+"""Finish emergency work that Redis or a worker lost: messages nobody screened,
+validations still pending and landlord emails not yet sent."""
 
 from __future__ import annotations
 
@@ -10,9 +10,11 @@ from django.utils import timezone
 
 from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_VALIDATE, queue_task
 from emergencies.models import EmergencyAlert
+from emergencies.screening import unscreened_screen
 
 
 def emergency_sweep() -> dict[str, int]:
+    screened = unscreened_screen()
     cutoff = timezone.now() - timedelta(seconds=settings.EMERGENCY_SWEEP_GRACE_SECONDS)
     old = EmergencyAlert.objects.filter(created_at__lt=cutoff)
     pending = list(
@@ -25,4 +27,4 @@ def emergency_sweep() -> dict[str, int]:
         queue_task(EMERGENCY_VALIDATE, [alert_id])
     for alert_id in unnotified:
         queue_task(EMERGENCY_NOTIFY_EMAIL, [alert_id])
-    return {"validate": len(pending), "notify": len(unnotified)}
+    return {"screened": screened, "validate": len(pending), "notify": len(unnotified)}

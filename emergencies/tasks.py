@@ -5,11 +5,17 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_SWEEP, EMERGENCY_VALIDATE
+from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_SCREEN, EMERGENCY_SWEEP, EMERGENCY_VALIDATE
 from emergencies.alerts import emergency_notify_email
+from emergencies.screening import message_screen
 from emergencies.sweeper import emergency_sweep
 from emergencies.validation import emergency_validate, emergency_validation_failed
 from llm.types import LLMMisconfigured, LLMUnavailable
+
+
+@shared_task(name=EMERGENCY_SCREEN, acks_late=True)
+def screen_message(message_id: int) -> None:
+    message_screen(message_id=message_id, stage="worker")
 
 
 @shared_task(name=EMERGENCY_VALIDATE, acks_late=True, bind=True)

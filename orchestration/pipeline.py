@@ -20,6 +20,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
+from emergencies.screening import message_screen
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,8 @@ def inbound_process(*, message_id: int) -> float | None:
         wait = settings.INBOUND_COALESCE_SECONDS - (timezone.now() - pending[-1][1]).total_seconds()
         if wait > 0:
             return wait
+        for pk in _unscreened(ids):  # the emergency worker has not got to them: the model must not decide first
+            message_screen(message_id=pk, stage="turn")
         turn_run(conversation_id=conversation_id, message_ids=ids)
         # If another worker won the race for some of these messages the engine
         # discarded this result; go round again for whatever is left.
@@ -72,3 +75,8 @@ def _pending(conversation_id: int) -> list[tuple[int, datetime]]:
             .order_by("id")
             .values_list("id", "created_at")
         )
+
+
+def _unscreened(ids: list[int]) -> list[int]:
+    unscreened = Message.objects.filter(pk__in=ids, screened_at__isnull=True).order_by("id")
+    return list(unscreened.values_list("id", flat=True))

@@ -32,7 +32,8 @@ def test_signed_message_is_stored_and_processing_queued(
     assert message.conversation.phone == "+447700900123"
     assert message.raw_payload["MessageSid"] == message.provider_sid
     assert message.conversation.last_inbound_at == message.created_at
-    assert queued == [("inbound.process", [message.pk], "inbound")]
+    # The turn, and the emergency screening on the queue that has workers of its own.
+    assert queued == [("emergency.screen", [message.pk], "emergency"), ("inbound.process", [message.pk], "inbound")]
 
 
 @pytest.mark.parametrize("signature", ["", "bm9wZQ=="])
@@ -84,7 +85,7 @@ def test_repeated_delivery_stores_one_row_and_queues_once(
         second = post_inbound(params)
     assert first.status_code == second.status_code == 200
     assert Message.objects.count() == 1
-    assert [name for name, *_ in queued] == ["inbound.process"]
+    assert [name for name, *_ in queued] == ["emergency.screen", "inbound.process"]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -114,7 +115,7 @@ def test_simultaneous_deliveries_store_one_row_and_queue_once(number, queued):
     assert statuses == [200] * 5
     assert Message.objects.count() == 1
     assert Conversation.objects.count() == 1
-    assert [name for name, *_ in queued] == ["inbound.process"]
+    assert sorted(name for name, *_ in queued) == ["emergency.screen", "inbound.process"]
 
 
 def test_nul_bytes_are_stripped_and_flagged(post_inbound, number, queued):

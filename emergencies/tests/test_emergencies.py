@@ -10,6 +10,7 @@ from conversations.models import Conversation, Message
 from emergencies.matching import emergency_match
 from emergencies.models import EmergencyAlert, EmergencyRule, SafetyMessage
 from emergencies.normalise import normalise
+from emergencies.testing import safety_texts, screen_waiting
 from emergencies.validation import emergency_validate
 from orchestration.testing.anthropic_stub import error_reply, tool_use_response
 from orchestration.testing.fixtures import ORG_NUMBER, PHONE
@@ -78,27 +79,30 @@ def test_a_bad_pattern_does_not_block_other_rules(home):
     assert hits("gas leak", organization_id=home.pk).category == "gas"
 
 
-def test_webhook_answers_a_gas_emergency_at_once(home, post_inbound, django_capture_on_commit_callbacks, settings):
+def test_a_gas_emergency_is_screened_by_the_emergency_worker_which_sends_the_safety_text(
+    home, post_inbound, django_capture_on_commit_callbacks, queued
+):
     home.emergency_contact_phone = "+447700900555"
     home.emergency_contact_email = "oncall@example.com"
     home.save()
-    queued = []
-    from config.celery import app
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas in the hallway")
+    # A built-in rule waits for the classifier, which runs on the emergency queue, not in the request.
+    assert response.content.decode().endswith("<Response></Response>")
+    assert ("emergency.screen", "emergency") in {(name, queue) for name, _, queue in queued}
+    assert not EmergencyAlert.objects.exists()
 
-    original = app.send_task
-    app.send_task = lambda name, args=None, **kw: queued.append(name)
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas in the hallway")
-    finally:
-        app.send_task = original
-    body = response.content.decode()
-    assert "0800 111 999" in body and "National Gas Emergency Service" in body
+    with django_capture_on_commit_callbacks(execute=True):
+        screen_waiting()
     alert = EmergencyAlert.objects.get()
     assert (alert.category, alert.status, alert.source) == ("gas", "pending", "keyword")
-    assert alert.matched_rules and alert.safety_reply in body.replace("&amp;", "&")
+    assert alert.matched_rules and alert.score is not None and alert.model_version
+    [sent] = Message.objects.filter(raw_payload__purpose="safety")
+    assert sent.body == alert.safety_reply
+    assert "0800 111 999" in sent.body and "National Gas Emergency Service" in sent.body
+    assert sent.to_address == f"whatsapp:{PHONE}" and sent.status != "pending"  # sent from the task, not queued
     assert Conversation.objects.get(phone=PHONE).emergency_category == "gas"
-    assert {"emergency.validate", "emergency.notify_email", "inbound.process"} <= set(queued)
+    assert {"emergency.validate", "emergency.notify_email"} <= {name for name, *_ in queued}
     landlord = alert.organization.messages.get(to_address="whatsapp:+447700900555")
     # The first message is alerted before any turn has linked the tenant: the number's tenancy gives the address.
     assert "EMERGENCY" in landlord.body and "Flat 1, 12 Harbour Street, Leeds" in landlord.body
@@ -108,21 +112,24 @@ def test_an_unknown_number_is_alerted_as_such(home, post_inbound):
     home.emergency_contact_phone = "+447700900555"
     home.save()
     post_inbound(phone="+447700900999", to=ORG_NUMBER, body="I can smell gas")
+    screen_waiting()
     landlord = home.messages.get(to_address="whatsapp:+447700900555")
     assert "the number matches no current tenancy" in landlord.body
 
 
 def test_organization_safety_text_overrides_the_default(home, post_inbound):
     SafetyMessage.objects.create(organization=home, country="GB", category="gas", body="Custom: call Cadent now.")
-    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!")
-    assert "Custom: call Cadent now." in response.content.decode()
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!")
+    screen_waiting()
+    assert safety_texts(PHONE) == ["Custom: call Cadent now."]
 
 
 def test_us_fire_gets_911(home, post_inbound):
     home.country = "US"
     home.save()
-    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="there is a fire in the kitchen")
-    assert "911" in response.content.decode()
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="there is a fire in the kitchen")
+    screen_waiting()
+    assert "911" in safety_texts(PHONE)[0]
 
 
 def test_safety_reply_needs_neither_redis_nor_a_worker(
@@ -144,12 +151,23 @@ def test_safety_reply_needs_neither_redis_nor_a_worker(
 
 def test_a_repeated_alarm_repeats_the_advice_but_alerts_once(home, post_inbound):
     for _ in range(2):
-        response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
-        assert "0800 111 999" in response.content.decode()
+        post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
+        screen_waiting()
+    assert len(safety_texts(PHONE)) == 2 and all("0800 111 999" in text for text in safety_texts(PHONE))
     assert EmergencyAlert.objects.count() == 1
 
 
-def test_twilio_retrying_a_message_gets_the_first_reply_and_raises_no_second_alert(home, post_inbound):
+def test_twilio_retrying_a_screened_message_gets_no_second_safety_text_or_alert(home, post_inbound):
+    first = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
+    screen_waiting()
+    again = post_inbound(first.params)  # the same MessageSid
+    assert again.content.decode().endswith("<Response></Response>")  # the WhatsApp message carried it
+    assert screen_waiting() == [] and len(safety_texts(PHONE)) == 1
+    assert EmergencyAlert.objects.count() == 1
+
+
+def test_twilio_retrying_a_message_gets_the_first_reply_and_raises_no_second_alert(home, post_inbound, settings):
+    settings.EMERGENCY_CLASSIFIER = "off"  # the rules decide in the request and answer in the TwiML
     first = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
     EmergencyRule.objects.filter(category="gas").update(enabled=False)  # rules change between the two
     again = post_inbound(first.params)  # the same MessageSid
@@ -181,6 +199,7 @@ def test_two_deliveries_racing_for_one_message_raise_one_alert(home, post_inboun
 
 def alert_for(home, post_inbound, text="I can smell gas"):
     post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
+    screen_waiting()
     return EmergencyAlert.objects.get()
 
 
@@ -290,6 +309,7 @@ def test_worker_validates_and_emails_the_landlord(
     home.save()
     anthropic_stub.default = error_reply(529, "overloaded_error")  # every try fails
     post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas")
+    wait_for(EmergencyAlert.objects.exists, message="the emergency worker to screen the message")
     alert = EmergencyAlert.objects.get()
     wait_for(
         lambda: EmergencyAlert.objects.filter(pk=alert.pk, status="validation_failed").exists(),

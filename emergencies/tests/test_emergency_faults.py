@@ -40,7 +40,7 @@ def test_safety_reply_with_redis_stopped_and_claude_failing(
 
     # Still no broker: the sweeper's queueing fails quietly and the alert stays pending.
     settings.EMERGENCY_SWEEP_GRACE_SECONDS = -1
-    assert emergency_sweep() == {"validate": 1, "notify": 1}
+    assert emergency_sweep() == {"screened": 0, "validate": 1, "notify": 1}  # the request screened it
     assert EmergencyAlert.objects.get().status == "pending"
 
     # When the check does run and Claude is still failing, the alert stays an emergency.

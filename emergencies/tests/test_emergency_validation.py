@@ -9,6 +9,7 @@ import pytest
 
 from emergencies.models import EmergencyAlert
 from emergencies.tasks import validate_emergency
+from emergencies.testing import screen_waiting
 from orchestration.testing.anthropic_stub import StubReply, error_reply, text_response, tool_use_response
 from orchestration.testing.fixtures import ORG_NUMBER, PHONE
 
@@ -18,6 +19,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture
 def alert(home, post_inbound):
     post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas in the hallway")
+    screen_waiting()
     return EmergencyAlert.objects.get()
 
 

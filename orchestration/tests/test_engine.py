@@ -215,7 +215,9 @@ def test_a_second_run_for_the_same_messages_does_nothing(home, tenant_says):
 
 def test_a_turn_stays_within_its_query_budget(home, tenant_says, django_assert_max_num_queries):
     tenant_says("tap leaking", model=[call("ask_for_details", question="Which tap?")])
-    with django_assert_max_num_queries(45):
+    # The webhook and the turn, with the emergency screening the turn does when
+    # no emergency worker got there first (no worker runs here): about 8 queries.
+    with django_assert_max_num_queries(55):
         tenant_says("cold tap in the kitchen", model=[call("ask_for_photo", message="Photo?")])
 
 

@@ -1,0 +1,207 @@
+"""Screening every inbound message for an emergency, once, at the right place.
+
+The keyword rules cost about a millisecond and run inside the webhook request;
+the classifier costs tens of milliseconds on this hardware, over the request's
+budget (docs/benchmarks.md), so it runs in a worker on the ``emergency`` queue,
+which has workers of its own. Where each decision is taken:
+
+* **In the request** (``message_screen_in_request``): with the classifier off,
+  the rules decide alone, as they always did. With it on, only an
+  organization's own rule decides there (the policy lets nothing veto it);
+  the safety text goes back in the TwiML at once.
+* **In the worker** (``message_screen``): everything else. The rules and the
+  classifier decide together (``emergencies.detector``) and the safety text is
+  sent as a WhatsApp message straight from the task, not through the outbound
+  queue, so it reaches Twilio within about a second of receipt.
+* **Redis down**: the task cannot be queued, so the request screens the message
+  itself, classifier and all: slower, and the safety text goes in the TwiML.
+* **The emergency worker down or lost the task**: the turn screens the messages
+  it is about to handle before the model decides, and the emergency sweeper
+  screens whatever is still unscreened after ``EMERGENCY_SCREEN_GRACE_SECONDS``.
+
+``Message.screened_at`` records that a message was screened; the row lock taken
+here makes the decision once, whichever of these gets there first.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from config.tasks import EMERGENCY_SCREEN, queue_task
+from conversations.delivery import SendRetry, message_send
+from conversations.models import Message
+from conversations.outbound import outbound_send_queue, outbound_text_queue
+from emergencies.alerts import emergency_alert_raise, emergency_recently_alerted, safety_message_for
+from emergencies.detector import Detection, emergency_detect
+from emergencies.matching import Match, emergency_match
+from emergencies.models import EmergencyAlert
+
+logger = logging.getLogger(__name__)
+
+SAFETY_PURPOSE = "safety"
+
+
+@dataclass(frozen=True)
+class Screened:
+    detection: Detection
+    reply: str = ""  # the safety text, when it is an emergency
+    alert: EmergencyAlert | None = None  # None for an emergency alerted moments ago
+
+
+def classifier_in_worker() -> bool:
+    return settings.EMERGENCY_CLASSIFIER != "off"
+
+
+def message_screen_in_request(message: Message) -> str | None:
+    """The webhook's part: the safety text for the TwiML, or None (no
+    emergency, or the worker decides)."""
+    conversation = message.conversation
+    assert conversation is not None
+    if not message.body:
+        _screened_mark(message.pk)
+        return None
+    if classifier_in_worker():
+        own = _own_rules_match(message)
+        if own is None:
+            if queue_task(EMERGENCY_SCREEN, [message.pk]):
+                return None
+            logger.warning("message %s: Redis is down, screening it in the request", message.pk)
+            screened = message_screen(message_id=message.pk, stage="request")
+            return (screened.reply or None) if screened else None
+        detection = _detection_from_rules(own, conversation.language)
+    else:
+        detection = _detect(message)
+    result = _decide(message, detection)
+    _screened_mark(message.pk)
+    return result.reply or None
+
+
+def message_screen(*, message_id: int, stage: str) -> Screened | None:
+    """Screen one inbound message unless it already was (None then). In the
+    worker, the turn and the sweeper the safety text goes out as a WhatsApp
+    message; in the request (``stage="request"``) the caller puts it in the TwiML."""
+    with transaction.atomic():
+        message = (
+            Message.objects.select_for_update(of=("self",))
+            .select_related("conversation__organization")
+            .filter(pk=message_id, direction=Message.Direction.INBOUND, screened_at__isnull=True)
+            .first()
+        )
+        if message is None or message.conversation is None:
+            return None
+        result = _decide(message, _detect(message)) if message.body else None
+        _screened_mark(message.pk)
+        safety = []
+        if result is not None and result.reply and stage != "request":
+            safety = outbound_text_queue(
+                body=result.reply, conversation=message.conversation, purpose=SAFETY_PURPOSE, queue=False
+            )
+    if result is not None and result.detection:
+        logger.warning("message %s screened in the %s: %s", message_id, stage, result.detection.explain())
+    for part in safety:
+        _send_now(part.pk)
+    return result
+
+
+def _send_now(message_id: int) -> None:
+    """Send the safety text from here rather than behind the outbound queue;
+    on a transient failure the outbound task (or its sweeper) tries again."""
+    try:
+        message_send(message_id=message_id)
+    except SendRetry:
+        outbound_send_queue([message_id])
+
+
+def _detect(message: Message) -> Detection:
+    conversation = message.conversation
+    assert conversation is not None
+    organization = conversation.organization
+    return emergency_detect(
+        message.body,
+        organization_id=organization.pk,
+        country=organization.country,
+        sensitivity=organization.emergency_sensitivity,
+        language=conversation.language,
+    )
+
+
+def _own_rules_match(message: Message) -> Match | None:
+    conversation = message.conversation
+    assert conversation is not None
+    match = emergency_match(
+        message.body, organization_id=conversation.organization_id, country=conversation.organization.country
+    )
+    own = [hit for hit in match.hits if hit.own]
+    return Match(hits=own) if own else None
+
+
+def _detection_from_rules(match: Match, language: str) -> Detection:
+    return Detection(
+        emergency=True,
+        category=match.category,
+        language=(match.language if match.language != "en" else None) or language or "en",
+        source=EmergencyAlert.Source.KEYWORD,
+        hits=match.hits,
+    )
+
+
+def _decide(message: Message, detection: Detection) -> Screened:
+    """The safety text for an emergency, and its alert unless the same
+    category was alerted in this conversation moments ago."""
+    if detection.vetoed:
+        logger.info(
+            "built-in rule hit on message %s stood down by the classifier (%.2f)",
+            message.pk,
+            detection.score.emergency if detection.score else 0.0,
+        )
+    if not detection:
+        return Screened(detection=detection)
+    conversation = message.conversation
+    assert conversation is not None
+    category, language = detection.category, detection.language
+    assert category is not None and language is not None  # an emergency always names both
+    reply = safety_message_for(organization=conversation.organization, category=category, language=language)
+    alert = None
+    if not emergency_recently_alerted(conversation=conversation, category=category):
+        alert = emergency_alert_raise(
+            conversation=conversation,
+            message=message,
+            category=category,
+            matched_rules=[hit.as_dict() for hit in detection.hits],
+            source=detection.source,
+            safety_reply=reply,
+            score=detection.score.emergency if detection.score else None,
+            model_version=detection.model_version,
+        )
+    return Screened(detection=detection, reply=reply, alert=alert)
+
+
+def _screened_mark(message_id: int) -> None:
+    Message.objects.filter(pk=message_id, screened_at__isnull=True).update(screened_at=timezone.now())
+
+
+def unscreened_screen(*, now: datetime | None = None, limit: int = 200) -> int:
+    """The sweeper's part: screen inbound messages the worker has not reached
+    after ``EMERGENCY_SCREEN_GRACE_SECONDS`` (within the last
+    ``EMERGENCY_SCREEN_WINDOW_HOURS``). Returns how many were screened."""
+    now = now or timezone.now()
+    ids = list(
+        Message.objects.filter(
+            direction=Message.Direction.INBOUND,
+            screened_at__isnull=True,
+            conversation__isnull=False,
+            created_at__lt=now - timedelta(seconds=settings.EMERGENCY_SCREEN_GRACE_SECONDS),
+            created_at__gte=now - timedelta(hours=settings.EMERGENCY_SCREEN_WINDOW_HOURS),
+        )
+        .order_by("id")
+        .values_list("id", flat=True)[:limit]
+    )
+    for message_id in ids:
+        message_screen(message_id=message_id, stage="sweeper")
+    return len(ids)

@@ -1,0 +1,58 @@
+"""The classifier's half of the safety path, end to end: a real Celery worker
+on the ``emergency`` queue screens the message and sends the safety text
+through the real twilio SDK (to the local stub); the sweeper covers a worker
+that is down."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import wait_for
+from emergencies.models import EmergencyAlert
+from emergencies.sweeper import emergency_sweep
+from emergencies.testing import safety_texts
+from orchestration.testing.fixtures import ORG_NUMBER, PHONE
+
+# No rule knows this wording: only the classifier can catch it.
+NEWBORN_NO_HEAT = "the boilers packed in, theres ice on the inside of the windows and my daughter is 3 weeks old"
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_the_emergency_worker_sends_the_safety_text_through_twilio(
+    home, post_inbound, twilio_stub, celery_worker_factory
+):
+    celery_worker_factory().start()
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body=NEWBORN_NO_HEAT)
+    assert response.content.decode().endswith("<Response></Response>")  # the request did not wait for it
+
+    sent = wait_for(lambda: twilio_stub.sent, timeout=60, message="the safety text to reach Twilio")
+    alert = EmergencyAlert.objects.get()
+    assert (alert.source, alert.category) == ("classifier", "no_heat_vulnerable")
+    assert sent[0]["To"] == f"whatsapp:{PHONE}" and sent[0]["Body"] == alert.safety_reply
+
+
+@pytest.mark.django_db
+def test_with_the_emergency_worker_down_the_sweeper_screens_after_the_grace_period(
+    home, post_inbound, queued, settings
+):
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body=NEWBORN_NO_HEAT)  # queued, but nobody takes the task
+    assert emergency_sweep()["screened"] == 0  # still within EMERGENCY_SCREEN_GRACE_SECONDS
+    assert not EmergencyAlert.objects.exists()
+
+    settings.EMERGENCY_SCREEN_GRACE_SECONDS = -1
+    assert emergency_sweep()["screened"] == 1
+    assert EmergencyAlert.objects.get().category == "no_heat_vulnerable"
+    assert len(safety_texts(PHONE)) == 1
+    assert emergency_sweep()["screened"] == 0  # once
+
+
+@pytest.mark.django_db
+def test_a_turn_never_runs_before_its_messages_are_screened(home, tenant_says, queued):
+    """The model is not asked until the emergency is known, even when the
+    screening task is stuck behind a dead worker."""
+    replies = tenant_says(NEWBORN_NO_HEAT)
+    alert = EmergencyAlert.objects.get()
+    assert alert.category == "no_heat_vulnerable"
+    assert safety_texts(PHONE) == [alert.safety_reply]
+    assert replies[0] == alert.safety_reply  # sent before the turn's own reply
