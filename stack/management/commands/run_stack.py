@@ -2,9 +2,10 @@
 
 Makes sure Redis answers (starting a local redis-server with
 ``scripts/ensure-redis`` when none does), migrates, seeds the demo organization,
-then runs the web app under gunicorn, a Celery worker on every queue and Celery
-beat as child processes that share this process's database (the embedded
-PostgreSQL when no DATABASE_URL is set). On the way out it stops the children,
+then runs the web app under gunicorn, a Celery worker for emergency screening,
+one for every other queue and Celery beat as child processes that share this
+process's database (the embedded PostgreSQL when no DATABASE_URL is set); a
+child that stops is started again. On the way out it stops the children,
 and the redis-server only if it started that one itself.
 
 It listens on ``BIND`` (``--bind``). With ``--demo`` (``make demo``) the
@@ -32,9 +33,12 @@ from config.bind import local_base_url
 from config.celery import QUEUES
 from stack.demo import DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER, demo_password, demo_prepare
 
+RESTART_LIMIT = 5
+RESTART_WINDOW_SECONDS = 60
+
 
 class Command(BaseCommand):
-    help = "Run web (gunicorn), a Celery worker and Celery beat until Ctrl-C."
+    help = "Run web (gunicorn), the Celery workers and Celery beat until Ctrl-C; restart any that stops."
 
     def add_arguments(self, parser):
         parser.add_argument("--bind", default=settings.BIND, help="HOST:PORT gunicorn listens on (default: BIND)")
@@ -85,10 +89,12 @@ class Command(BaseCommand):
             if password:
                 with _stderr_to(log):  # the embedding model's loading messages
                     demo_prepare(landlord_password=password, stdout=log)
-            children = {
-                name: subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT if log else None)
-                for name, command in self._commands(bind=bind, web_workers=web_workers).items()
-            }
+            commands = self._commands(bind=bind, web_workers=web_workers)
+
+            def start(name: str) -> subprocess.Popen:
+                return subprocess.Popen(commands[name], env=env, stdout=log, stderr=subprocess.STDOUT if log else None)
+
+            children = {name: start(name) for name in commands}
             self._banner(bind, password=password, log_path=service_log)
             try:
                 if demo:
@@ -97,11 +103,9 @@ class Command(BaseCommand):
                     if exit_after_demo:
                         return
                     self.stdout.write("\nThe demo has finished; the stack keeps running. Ctrl-C stops it.")
-                while all(child.poll() is None for child in children.values()):
-                    time.sleep(0.5)
-                failed = [name for name, child in children.items() if child.poll() is not None]
+                failed = self._supervise(children, start)
                 self.stderr.write(
-                    f"{', '.join(failed)} stopped; shutting down the rest."
+                    f"{', '.join(failed)} kept stopping; shutting down the rest."
                     + (f" The services' log: {service_log}" if service_log else "")
                 )
             except KeyboardInterrupt:
@@ -115,6 +119,25 @@ class Command(BaseCommand):
                         child.wait(timeout=20)
                     except subprocess.TimeoutExpired:
                         child.kill()
+
+    def _supervise(self, children: dict[str, subprocess.Popen], start) -> list[str]:
+        """Start again any child that stops (a worker killed by the OOM killer,
+        beat after Redis went away), as a process manager would. A child that
+        stops ``RESTART_LIMIT`` times within ``RESTART_WINDOW_SECONDS`` is
+        broken rather than unlucky: return the names of those."""
+        stops: dict[str, list[float]] = {name: [] for name in children}
+        while True:
+            time.sleep(0.5)
+            for name, child in list(children.items()):
+                if child.poll() is None:
+                    continue
+                now = time.monotonic()
+                stops[name] = [t for t in stops[name] if now - t < RESTART_WINDOW_SECONDS] + [now]
+                if len(stops[name]) >= RESTART_LIMIT:
+                    return [name]
+                self.stderr.write(f"{name} stopped (exit {child.returncode}); starting it again")
+                time.sleep(min(2 ** (len(stops[name]) - 1), 10))
+                children[name] = start(name)
 
     def _commands(self, *, bind: str, web_workers: int) -> dict[str, list[str]]:
         python = sys.executable
@@ -133,6 +156,22 @@ class Command(BaseCommand):
                 "--access-logfile",
                 "-",
             ],
+            # Screening for emergencies has a worker of its own, so a backlog
+            # of turns never holds up a safety text.
+            "worker-emergency": [
+                python,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                "--loglevel=INFO",
+                "-Q",
+                "emergency",
+                "--concurrency=1",
+                "-n",
+                "emergency@%h",
+            ],
             "worker": [
                 python,
                 "-m",
@@ -142,8 +181,10 @@ class Command(BaseCommand):
                 "worker",
                 "--loglevel=INFO",
                 "-Q",
-                ",".join(QUEUES),
+                ",".join(queue for queue in QUEUES if queue != "emergency"),
                 "--concurrency=2",
+                "-n",
+                "worker@%h",
             ],
             "beat": [
                 python,
