@@ -101,6 +101,7 @@ def emergency_report_open(*, conversation: Conversation) -> Issue | None:
     which the new words are added). Moves the report to ``issue_created``.
     Returns the issue created now, if one was. Called with the conversation
     row locked."""
+    _emergency_report_end_if_new(conversation)
     if not conversation.emergency_category or conversation.property_id is None:
         return None
     if conversation.identity_status not in CONFIRMED:
@@ -122,6 +123,23 @@ def emergency_report_open(*, conversation: Conversation) -> Issue | None:
             conversation.identity_status = IdentityStatus.ACTIVE
         conversation.save(update_fields=["gathering_state", "gathering_started_at", "identity_status", "updated_at"])
     return created
+
+
+def _emergency_report_end_if_new(conversation: Conversation) -> None:
+    """A new report started after the emergency's issue was filed (a later
+    turn asked about another problem): the conversation is no longer an
+    emergency, so that report is neither forced to urgency emergency nor
+    added to the emergency's issue."""
+    if not conversation.emergency_category or conversation.gathering_state not in (
+        GatheringState.GATHERING_DETAILS,
+        GatheringState.AWAITING_PHOTO,
+    ):
+        return
+    issue = emergency_issue_find(conversation=conversation)
+    started = conversation.gathering_started_at
+    if issue is not None and started is not None and issue.created_at < started:
+        conversation.emergency_category = ""
+        conversation.save(update_fields=["emergency_category", "updated_at"])
 
 
 def _issue_for(conversation: Conversation, alert: EmergencyAlert) -> Issue:

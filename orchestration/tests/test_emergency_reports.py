@@ -89,6 +89,20 @@ def test_create_issue_after_the_code_made_one_updates_it(home, tenant_says):
     assert conversation_for().emergency_category == ""
 
 
+def test_a_later_report_after_the_emergency_is_its_own_issue(home, tenant_says):
+    tenant_says("I can smell gas in the kitchen", model=[call("respond", message="Leave the flat now.")])
+    gas = Issue.objects.get()
+    tenant_says("ok the engineer fixed it", model=[call("respond", message="Glad to hear it.")])
+    tenant_says("also the kitchen tap drips", model=[call("ask_for_details", question="Which tap, since when?")])
+    assert conversation_for().emergency_category == ""  # a new report: no longer an emergency
+    tenant_says("the cold one, since Monday", model=[call("ask_for_photo", message="Photo please?")])
+    tenant_says("I can't take one", model=[issue_call(photo="declined")])
+    tap = Issue.objects.exclude(pk=gas.pk).get()
+    assert tap.urgency == "routine" and tap.title == "Leaking kitchen tap"
+    gas.refresh_from_db()
+    assert gas.urgency == "emergency" and not gas.updates.exists()
+
+
 def test_an_emergency_escalation_alerts_a_person_but_keeps_the_assistant_answering(
     home, tenant_says, django_capture_on_commit_callbacks
 ):
