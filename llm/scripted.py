@@ -114,6 +114,7 @@ DECLINE = re.compile(
     r"|nie (mog[ęe]|mam) (zrobi[ćc] |wys[łl]a[ćc] )?zdj[ęe]\w*|bez zdj[ęe]\w*)",
     re.I,
 )
+THANKS = re.compile(r"\b(thanks|thank you|cheers|ta|gracias|dzi[ęe]kuj[ęe]|dzi[ęe]ki)\b", re.I)
 HUMAN = re.compile(r"\b(human|real person|speak to (someone|a person)|manager|useless)\b", re.I)
 PHOTO_MARK = re.compile(r"\s*\[sent \d+ (photo\(s\)|file\(s\) we could not accept)\]")
 STAMP = re.compile(r"^\[\d{4}-\d\d-\d\d \d\d:\d\d\] (Tenant|You|Agency staff|System): ?(.*)$")
@@ -311,7 +312,7 @@ def _idle(chat: _Chat, summary: Summary, lang: str, offer: _Offer) -> tuple[str,
             return "respond", {"message": _answer_from(chat.knowledge, text, lang)}
         if not (summary.problem and is_filler(text)):  # "yes" after the address goes on with the report
             if is_filler(text) and len(text) < 30:
-                return "respond", {"message": say("hello", lang)}
+                return "respond", {"message": say("welcome" if THANKS.search(text) else "hello", lang)}
             return "respond", {"message": say("not_understood", lang)}
     if not summary.problem:
         if chat.photo and not text:

@@ -70,12 +70,9 @@ THINGS = [
     Thing("Wall", "structural", "", r"walls?\b|pared\w*|[śs]cian\w*"),
     Thing("Lock", "security", "front door", r"locks?\b|keys?\b|cerradura\w*|llaves?\b|zam(ek|ka|ku|kiem)\b|klucz\w*"),
     Thing("Gas", "gas", "", r"gas\b|gaz\w*"),
-    Thing(
-        "Garden",
-        "exterior",
-        "outside",
-        r"garden|fence|bins?\b|gutters?\b|jard[ií]n|valla|basura|contenedor\w*|ogr[oó]d\w*|p[łl]ot\w*|[śs]mietnik\w*|rynn\w*",
-    ),
+    Thing("Fence", "exterior", "garden", r"fences?\b|valla\w*|p[łl]ot\w*"),
+    Thing("Bins", "exterior", "outside", r"bins?\b|basura|contenedor\w*|[śs]mietnik\w*"),
+    Thing("Gutter", "exterior", "outside", r"gutters?\b|canal[oó]n\w*|rynn\w*"),
 ]
 
 
@@ -105,7 +102,8 @@ FAULTS = [
     Fault(
         "blocked",
         "plumbing",
-        r"block\w*|clog\w*|won'?t drain|not draining|atasca\w*|obstru\w*|zatka\w*|zapcha\w*",
+        r"block\w*|clog\w*|(won'?t|doesn'?t|does not|will not) drain|not draining"
+        r"|atasca\w*|obstru\w*|zatka\w*|zapcha\w*",
         "Blocked drain",
     ),
     Fault(
@@ -309,6 +307,11 @@ PHRASES: dict[str, dict[str, str]] = {
         "es": "Gracias, he registrado esta reparación con tu casero.",
         "pl": "Dziękuję, zgłosiłem tę naprawę właścicielowi.",
     },
+    "welcome": {
+        "en": "You're welcome! Message me any time if something needs fixing.",
+        "es": "¡De nada! Escríbeme cuando necesites una reparación.",
+        "pl": "Nie ma za co! Napisz, jeśli coś będzie wymagało naprawy.",
+    },
     "hello": {
         "en": "Hello! How can I help with your home today?",
         "es": "¡Hola! ¿En qué puedo ayudarte con tu vivienda?",
@@ -459,14 +462,19 @@ def is_filler(text: str) -> bool:
 
 
 def _title(things: list[Thing], faults: list[Fault], conditions: list[Condition], place: str, words: str) -> str:
+    # A thing the place already names ("door" in "front door") adds nothing either.
+    things = [t for t in things if t.name.lower() not in place] or things[:0]
     thing = things[0] if things else None
     # A thing that only names the fault again ("gas" in "smell of gas") adds nothing.
     if thing is not None and faults and thing.category == faults[0].category == "gas":
         thing = None
     fault = faults[0] if faults else None
-    conds = [c.name for c in conditions]
+    # "Heating not working: no heating" says it twice.
+    conds = [c.name for c in conditions if thing is None or thing.name.lower() not in c.name.split()]
     conds_text = " or ".join([conds[0]] + [re.sub(r"^no ", "", c) for c in conds[1:]]) if conds else ""
-    where = f" in {place}" if place and place != "whole property" else ""
+    where = {"": "", "whole property": "", "upstairs": " upstairs", "downstairs": " downstairs"}.get(place)
+    if where is None:
+        where = f" {'at' if place == 'front door' else 'on' if place == 'stairs' else 'in'} {place}"
     if thing is not None and fault is not None and fault.category in ("damp_mould", "pests", "structural"):
         title = f"{fault.alone} ({thing.name.lower()}){where}"  # mould is on a wall, not a wall that moulds
     elif thing is not None and fault is not None:
@@ -504,6 +512,7 @@ def report_summary(messages: list[str], *, emergency: bool = False) -> Summary:
     usual = next((c.usual_place for c in conditions if c.usual_place), "") or next(
         (t.usual_place for t in things if t.usual_place), ""
     )
+    things = [t for t in things if t.name.lower() not in place] or things  # "front door lock": the lock
     specific = [f.category for f in faults if f.category]
     strong = [t.category for t in things if t.category in ("gas", "safety", "appliances", "heating", "electrical")]
     category = next(
@@ -513,6 +522,7 @@ def report_summary(messages: list[str], *, emergency: bool = False) -> Summary:
             + specific
             + [t.category for t in things]
             + [c.category for c in conditions]
+            + (["exterior"] if place in ("garden", "balcony", "garage") else [])
         ),
         "other",
     )

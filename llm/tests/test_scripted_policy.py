@@ -122,9 +122,11 @@ def test_gibberish_and_off_topic_text_get_the_sorry_in_the_tenants_language():
     assert name == "respond" and tool_input["message"].startswith("Przepraszam")
 
 
-def test_a_greeting_gets_a_greeting():
+def test_a_greeting_gets_a_greeting_and_thanks_a_welcome():
     name, tool_input = _policy(_context(new=["hello"]), TOOLS)
     assert name == "respond" and tool_input["message"].startswith("Hello")
+    name, tool_input = _policy(_context(new=["gracias!"], gathering="issue_created"), TOOLS)
+    assert name == "respond" and tool_input["message"].startswith("¡De nada")
 
 
 KEYS = "[1] House guide > Keys\nSpare keys can be cut at the hardware shop on the corner; tell the office."

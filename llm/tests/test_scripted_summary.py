@@ -45,6 +45,10 @@ REPORTS = [
     (["The smoke alarm in the hallway keeps beeping"], "safety", "routine", "hallway", ["alarm"]),
     (["No tenemos agua en todo el piso"], "plumbing", "urgent", "whole property", ["No water"]),
     (["the radiators are cold", "in the living room"], "heating", "urgent", "living room", ["heating"]),
+    (["the front door lock is broken"], "security", "routine", "front door", ["Lock not working"]),
+    (["There is a wasp nest in the garden"], "pests", "routine", "garden", ["Pests in garden"]),
+    (["The shower in the bathroom doesn't drain"], "plumbing", "routine", "bathroom", ["Shower blocked"]),
+    (["W kuchni nie działa zmywarka"], "appliances", "routine", "kitchen", ["Dishwasher not working"]),
 ]
 
 
@@ -68,6 +72,11 @@ def test_boiler_title_reads_like_a_job_not_a_chat_line():
     summary = report_summary(["Hi, my boiler has stopped working, no heating or hot water"])
     assert summary.title == "Boiler not working: no heating or hot water"
     assert summary.description == "Hi, my boiler has stopped working, no heating or hot water"
+
+
+def test_a_title_says_each_thing_once():
+    assert report_summary(["my heating isn't working in the bedroom"]).title == "Heating not working in bedroom"
+    assert report_summary(["the front door lock is broken"]).title == "Lock not working at front door"
 
 
 def test_title_from_unrecognised_words_drops_greetings_fillers_and_trailing_numbers():
