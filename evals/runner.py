@@ -5,7 +5,8 @@ sender. Replay mode scripts the model per turn; live mode asks Claude.
 
 The caller provides the database (a pytest test, or ``run_golden``'s
 throwaway database); nothing is queued to Celery: the runner runs the
-processing itself, in order, so a scenario's outcome never depends on timing.
+processing itself, in order (the emergency worker's screening of the message,
+then the turn), so a scenario's outcome never depends on timing.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from conversations.delivery import message_send
 from conversations.models import Conversation, Message
 from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
 from emergencies.models import EmergencyAlert
+from emergencies.screening import message_screen
 from evals.replay_inputs import replay_script, replay_view_load
 from evals.scenarios import OUTCOMES, Scenario, Turn
 from issues.models import Issue
@@ -228,6 +230,9 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
     response = client.post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=signature)
     instant = [n.text or "" for n in ElementTree.fromstring(response.content).iter("Message")]  # noqa: S314 - our own TwiML
     message = Message.objects.get(provider_sid=params["MessageSid"])
+    console = io.StringIO()
+    with contextlib.redirect_stdout(console):
+        message_screen(message_id=message.pk, stage="worker")  # the emergency worker's part, before the turn
     script = None
     if not live:
         # Derived once the message is stored and the emergency path has run, as the model sees it.
@@ -236,7 +241,6 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
         script = _replay_calls(turn, conversation, message)
         scripted_queue(phone=world.phone, calls=script)
     inbound_process(message_id=message.pk)
-    console = io.StringIO()
     outbound = list(Message.objects.filter(direction="outbound", id__gt=before["outbound_id"]).order_by("id"))
     with contextlib.redirect_stdout(console):
         for out in outbound:
@@ -329,7 +333,10 @@ def _alert_validate(alert: EmergencyAlert, errors: dict[int, str]) -> EmergencyA
 def _turn_check(turn: Turn, chosen, final, conversation, alerts, replies) -> list[str]:
     e = turn.expect
     failures = []
-    if e.tools and final not in e.tools:
+    # After confirm_property the model is asked again in the same turn and goes
+    # on with the report: a turn that expected the confirmation has it.
+    finals = {final} | ({"confirm_property"} & set(chosen))
+    if e.tools and not finals & set(e.tools):
         failures.append(f"expected one of {e.tools}, the model chose {final or 'nothing'} (calls: {chosen})")
     wrong = [t for t in [*chosen, final] if t and t in e.not_tools]
     if wrong:
