@@ -54,6 +54,7 @@ ISSUE_CATEGORY: dict[str, str] = {
 }
 
 CONFIRMED = (IdentityStatus.CONFIRMED, IdentityStatus.ACTIVE)
+CODE_TITLE_PREFIX = "Emergency ("  # the title of an issue the code filed, until the model summarises it
 
 REPORT_NOTE = (
     "EMERGENCY in progress ({category}): the tenant was sent the safety instructions, the landlord has been "
@@ -147,7 +148,9 @@ def _issue_for(conversation: Conversation, alert: EmergencyAlert) -> Issue:
     label = alert.get_category_display()
     issue, created = issue_create(
         conversation=conversation,
-        title=f"Emergency ({label.lower()}): {words.splitlines()[0][:140]}" if words else f"Emergency: {label}",
+        title=f"{CODE_TITLE_PREFIX}{label.lower()}): {words.splitlines()[0][:140]}"
+        if words
+        else f"{CODE_TITLE_PREFIX}{label.lower()})",
         description=words or f"{label} reported by the tenant.",
         category=ISSUE_CATEGORY.get(alert.category, IssueCategory.OTHER),
         urgency=Issue.Urgency.EMERGENCY,
@@ -194,10 +197,17 @@ def emergency_issue_refine(*, conversation: Conversation, tool_input: dict[str, 
     summary = f"{tool_input.get('title', '').strip()}: {tool_input.get('description', '').strip()}".strip(": ")
     if summary and summary not in issue.description:
         IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.SYSTEM, body=f"Details: {summary}")
+    fields = []
+    title = str(tool_input.get("title", "")).strip()
+    if title and issue.title.startswith(CODE_TITLE_PREFIX):  # the code's stand-in gives way to the model's summary
+        issue.title = title[:200]
+        fields.append("title")
     location = str(tool_input.get("location", "")).strip()
     if location and not issue.location:
         issue.location = location[:200]
-        issue.save(update_fields=["location", "updated_at"])
+        fields.append("location")
+    if fields:
+        issue.save(update_fields=[*fields, "updated_at"])
     return issue
 
 

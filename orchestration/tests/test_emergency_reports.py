@@ -85,6 +85,7 @@ def test_create_issue_after_the_code_made_one_updates_it(home, tenant_says):
     assert issue.reference in reply
     issue.refresh_from_db()
     assert issue.location == "kitchen" and issue.urgency == "emergency"
+    assert issue.title == "Gas smell in the kitchen"  # the model's summary replaces the code's stand-in
     assert IssueUpdate.objects.filter(issue=issue, body__contains="Gas smell in the kitchen").exists()
     assert conversation_for().emergency_category == ""
 
