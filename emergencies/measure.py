@@ -22,9 +22,11 @@ CORPUS = Path(settings.BASE_DIR) / "evals" / "emergencies"
 SPLITS = ("train", "dev", "test", "blind", "regression")
 
 
-def split_paths(split: str) -> list[Path]:
+def split_paths(split: str, batch: str = "") -> list[Path]:
+    """The files of ``split``; for ``blind``, every batch or the one named
+    ``batch`` ("003" for blind/batch-003.jsonl)."""
     if split == "blind":
-        return sorted((CORPUS / "blind").glob("*.jsonl"))
+        return sorted((CORPUS / "blind").glob(f"batch-{batch}.jsonl" if batch else "*.jsonl"))
     if split == "regression":
         return [CORPUS / "messages.jsonl"]
     return [CORPUS / f"{split}.jsonl"]

@@ -44,8 +44,8 @@ FORMAT = 1
 # rules always fire.
 EMERGENCY_THRESHOLDS: dict[str, dict[str, float]] = {
     "high": {"alert": 0.5, "veto": 0.1},
-    "standard": {"alert": 0.65, "veto": 0.3},
-    "low": {"alert": 0.75, "veto": 0.3},
+    "standard": {"alert": 0.6, "veto": 0.5},
+    "low": {"alert": 0.75, "veto": 0.6},
 }
 REGULARISATION = 0.05  # C of the logistic heads, chosen on the dev split
 NEIGHBOURS = 5  # training messages that vote on a new one, chosen on the dev split

@@ -13,6 +13,7 @@ from django.core.management import call_command
 from emergencies.classifier import EMBEDDING_MODEL, classifier_get, classifier_reset, e5_embedder
 from emergencies.detector import emergency_detect
 from emergencies.models import EmergencyAlert, EmergencyRule
+from emergencies.testing import safety_texts, screen_waiting
 from emergencies.training import classifier_train
 from orchestration.testing.fixtures import ORG_NUMBER, PHONE
 
@@ -59,11 +60,12 @@ def test_a_hazard_described_without_its_name_is_answered_by_the_classifier(home,
     assert not emergency_detect(text, organization_id=home.pk, country="GB").hits  # no rule knows this wording
     response = post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
     assert response.status_code == 200
+    screen_waiting()
     alert = EmergencyAlert.objects.get()
     assert alert.source == "classifier" and alert.category == "no_heat_vulnerable"
     assert alert.score >= classifier_get().thresholds["standard"]["alert"]
     assert alert.model_version == classifier_get().version
-    assert alert.safety_reply and alert.safety_reply in response.content.decode()
+    assert alert.safety_reply and safety_texts(PHONE) == [alert.safety_reply]
     assert alert.trigger.startswith("Classifier: no heat")
 
 
@@ -75,7 +77,8 @@ def test_a_built_in_rule_in_a_harmless_message_is_stood_down_but_fires_without_t
     detection = emergency_detect(text, organization_id=home.pk, country="GB")
     assert detection.vetoed and not detection
     post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
-    assert not EmergencyAlert.objects.exists()
+    assert screen_waiting()[0].detection.vetoed  # screened, and stood down
+    assert not EmergencyAlert.objects.exists() and safety_texts(PHONE) == []
 
     settings.EMERGENCY_CLASSIFIER = "off"  # the rules decide alone
     post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
@@ -87,25 +90,27 @@ def test_an_organizations_own_rule_always_fires(home, post_inbound):
     EmergencyRule.objects.create(organization=home, phrase="tuesday inspection", category="structural")
     text = "reminder about the tuesday inspection please"
     assert emergency_detect(text, organization_id=home.pk, country="GB").score.emergency < 0.05
-    post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
-    alert = EmergencyAlert.objects.get()
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
+    alert = EmergencyAlert.objects.get()  # decided in the request: nothing can veto the landlord's own rule
     assert alert.source == "keyword" and alert.trigger.startswith("Keyword rule “tuesday inspection”")
+    assert alert.safety_reply in response.content.decode() and screen_waiting() == []
 
 
 @pytest.mark.django_db
 def test_without_the_classifier_the_rules_still_answer(home, post_inbound, no_classifier, caplog):
     response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas in the kitchen")
     assert response.status_code == 200
+    screen_waiting()  # the worker could not load it: its rules decide alone
     alert = EmergencyAlert.objects.get()
     assert alert.source == "keyword" and alert.score is None and alert.model_version == ""
-    assert alert.safety_reply in response.content.decode()
+    assert safety_texts(PHONE) == [alert.safety_reply]
     assert "emergency classifier unavailable" in caplog.text
 
 
 class _FixedScore:
     """A classifier that gives every message the same score: the policy alone is under test."""
 
-    thresholds = {"high": {"alert": 0.5, "veto": 0.1}, "standard": {"alert": 0.65, "veto": 0.3}}
+    thresholds = {"high": {"alert": 0.5, "veto": 0.1}, "standard": {"alert": 0.6, "veto": 0.5}}
 
     def __init__(self, emergency: float) -> None:
         self.emergency = emergency

@@ -18,6 +18,7 @@ FROZEN = {
     "test.jsonl": "122d8ab40ee59daadf057195c5e292efca2460cf49ac35c1cec0515f2c68f4bd",
     "blind/batch-001.jsonl": "227bf799399751ade76450b30d43c45eb96a592aacc404455dacf473da083355",
     "blind/batch-002.jsonl": "0ce04f72b167743493ec54dc03b6cece3da1699a1f2e7f12c6a14495ab4e5855",
+    "blind/batch-003.jsonl": "2313175b8c2ed30536c9d93424675e0d490d1462210f9fdf2fdfd2a60ea3e1df",
 }
 FIELDS = {
     "id",
@@ -50,7 +51,8 @@ def test_no_situation_sits_on_two_sides_of_the_split():
 
 
 @pytest.mark.parametrize(
-    "name", ["train.jsonl", "dev.jsonl", "test.jsonl", "blind/batch-001.jsonl", "blind/batch-002.jsonl"]
+    "name",
+    ["train.jsonl", "dev.jsonl", "test.jsonl", "blind/batch-001.jsonl", "blind/batch-002.jsonl", "blind/batch-003.jsonl"],
 )
 def test_rows_are_labelled_consistently(name):
     for row in rows(name):

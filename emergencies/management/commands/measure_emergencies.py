@@ -1,4 +1,4 @@
-"""``manage.py measure_emergencies [--split train|dev|test|blind|regression] [--sensitivity S] [--json]``
+"""``manage.py measure_emergencies [--split train|dev|test|blind|regression] [--batch NNN] [--sensitivity S] [--json]``
 
 What the product would decide (keyword rules and classifier together) on a
 labelled split: recall and false positives by category, language and kind
@@ -24,12 +24,13 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--split", choices=SPLITS, default="regression")
+        parser.add_argument("--batch", default="", help="with --split blind: one batch only, e.g. 003")
         parser.add_argument("--sensitivity", choices=SENSITIVITIES, default="standard")
         parser.add_argument("--country", default="GB", help="for rows without a country of their own")
         parser.add_argument("--json", action="store_true")
 
-    def handle(self, *args, split, sensitivity, country, **options):
-        paths = split_paths(split)
+    def handle(self, *args, split, batch, sensitivity, country, **options):
+        paths = split_paths(split, batch)
         if not paths or not all(path.is_file() for path in paths):
             raise CommandError(f"no labelled file for --split {split}: {[str(p) for p in paths]}")
         report = emergencies_measure(rows=rows_load(paths), country=country, sensitivity=sensitivity)
