@@ -37,10 +37,11 @@ A turn without ``model`` is replayed as a model would answer it
 order, each with an input derived from the conversation (the address from the
 tenant's words, the candidate property, the issue's title, description,
 location and photo from the report's messages), so when gating refuses the
-first the next is tried. A first expectation of ``fallback`` plays an outage;
-``flag_off`` and ``paused`` need no model call. ``expect.emergency: true``
-also stands for the model judging the report an emergency where no alert was
-raised.
+first the next is tried; after an accepted ``confirm_property`` the turn goes
+on and the next answers continue it. A first expectation of ``fallback`` plays
+an outage; ``flag_off`` and ``paused`` need no model call.
+``expect.emergency: true`` also stands for the model judging the report an
+emergency where no alert was raised.
 """
 
 from __future__ import annotations
