@@ -34,6 +34,7 @@ from retrieval.models import Document
 
 OUTCOMES = ("fallback", "flag_off", "paused")  # expectations that are not tools (evals.scenarios.OUTCOMES)
 REPORT_ENDING_TOOLS = ("create_issue", "close_report")
+REPORT_TOOLS = ("ask_for_details", "ask_for_photo", "create_issue", "close_report")
 
 POSTCODE = re.compile(r"\b[A-Z]{1,2}\d[A-Z\d]?\s*\d[A-Z]{2}\b|\b[AC-FHKNPRTV-Y]\d[\dW]\s?[\dA-Z]{4}\b", re.I)
 STREET_WORDS = (
@@ -254,6 +255,9 @@ def replay_script(tools: list[str], view: ReplayView) -> list[dict[str, Any]]:
     if tools[0] in OUTCOMES:
         return []
     names = [t for t in dict.fromkeys(tools) if t in SCHEMAS]
+    if names and names[0] in REPORT_TOOLS and _names_home(view):
+        # Identity first: a model confirms the home the tenant just named, and the turn goes on with the report.
+        names.insert(0, "confirm_property")
     lookup = QUESTION.search(view.latest) or ERROR_CODE.search(view.latest)
     if names and names[0] == "respond" and view.documents and lookup and _settled(view):
         names[0] = "search_documents"  # a question or an error code is looked up first; the answer is what was found
@@ -273,6 +277,15 @@ def replay_input(tool: str, view: ReplayView) -> dict[str, Any]:
         if key not in values:
             values[key] = _filler(key, properties[key], view)
     return values
+
+
+def _names_home(view: ReplayView) -> bool:
+    """Identity waits for the tenant, who has just said yes to the candidate or named one of their homes."""
+    if view.identity != "identified":
+        return False
+    if view.candidate_code:
+        return bool(YES.search(view.latest)) and not NO.search(view.latest)
+    return bool(home_named(view.latest, view.homes))
 
 
 def _settled(view: ReplayView) -> bool:

@@ -167,6 +167,17 @@ def test_the_script_has_one_answer_per_acceptable_tool_in_order():
     assert [c["tool"] for c in replay_script([], view)] == ["respond"]
 
 
+def test_a_home_just_named_is_confirmed_before_the_report_goes_on():
+    named = ReplayView(identity="identified", homes=HOMES, latest="the Orchard Lane one", report=["heating is off"])
+    script = replay_script(["ask_for_details"], named)
+    assert [c["tool"] for c in script] == ["confirm_property", "ask_for_details"]
+    assert script[0]["input"] == {"confirmed": True, "property_code": "HOUSE-7"}
+    unsure = ReplayView(identity="identified", homes=HOMES, latest="the heating is off")
+    assert [c["tool"] for c in replay_script(["ask_for_details"], unsure)] == ["ask_for_details"]
+    settled = ReplayView(identity="confirmed", homes=HOMES[:1], latest="flat 1, the heating is off")
+    assert [c["tool"] for c in replay_script(["ask_for_details"], settled)] == ["ask_for_details"]
+
+
 def test_a_question_is_looked_up_and_nothing_is_queued_behind_the_lookup():
     view = ReplayView(identity="confirmed", latest="where is the stopcock?", documents=True)
     assert replay_script(["respond"], view) == [
