@@ -16,6 +16,7 @@ from django.utils.html import format_html, format_html_join
 from issues.admin_forms import IssueStatusForm, ScheduleForm
 from issues.models import Issue, IssuePhoto, IssueUpdate
 from issues.selectors import issue_list
+from issues.services import IssueLinkError, issue_number_link
 from issues.status import TRANSITIONS, IssueStatusError, issue_status_change
 from properties.admin_display import ADMIN_CSS, age, badge, thumbnails
 from properties.admin_scoping import ScopedModelAdmin, ScopedTabularInline
@@ -101,14 +102,14 @@ class IssueAdmin(ScopedModelAdmin):
         "status_badge",
         "title",
         "property_code",
-        "tenant",
+        "tenant_who",
         "category",
         "age",
         "photos",
         "organization",
     ]
     list_display_links = ["reference", "title"]
-    list_select_related = ["property", "tenant", "organization"]
+    list_select_related = ["property", "tenant", "organization", "conversation"]
     list_filter = [OpenFilter, "status", "urgency", "category", "tenant_unverified", "property", "organization"]
     search_fields = [
         "reference",
@@ -125,7 +126,7 @@ class IssueAdmin(ScopedModelAdmin):
     autocomplete_fields = ["property", "tenant"]
     raw_id_fields = ["conversation"]
     inlines = [IssueUpdateInline, IssuePhotoInline]
-    actions = ["acknowledge", "schedule", "resolve"]
+    actions = ["acknowledge", "schedule", "resolve", "link_number"]
     # Issues come from tenants' conversations; landlords work on them.
     member_permissions = frozenset({"view", "change"})
     readonly_fields = [
@@ -212,6 +213,14 @@ class IssueAdmin(ScopedModelAdmin):
     def photos(self, obj):
         return thumbnails([photo.media for photo in obj.photos.all()])
 
+    @admin.display(description="Tenant", ordering="tenant__name")
+    def tenant_who(self, obj):
+        """The tenant, or the number it came from; an unverified number is marked."""
+        who = str(obj.tenant) if obj.tenant_id else (obj.conversation.phone if obj.conversation_id else "—")
+        if obj.tenant_unverified:
+            return format_html("{} {}", who, badge("unverified", "urgency-urgent", "unverified"))
+        return who
+
     @admin.display(description="Tenant's phone")
     def tenant_phone(self, obj):
         phone = obj.tenant.phone if obj.tenant_id else (obj.conversation.phone if obj.conversation_id else "")
@@ -255,6 +264,60 @@ class IssueAdmin(ScopedModelAdmin):
         if isinstance(instance, IssueUpdate) and instance.pk is None:
             instance.author = IssueUpdate.Author.LANDLORD
             instance.user = request.user
+
+    # --- an unverified number: link it to the tenancy ---
+
+    def _link_number(self, request, issue) -> str | None:
+        """Link ``issue``'s number; returns a message for the landlord, None when refused."""
+        try:
+            result = issue_number_link(issue=issue, actor=request.user)
+        except IssueLinkError as error:
+            self.message_user(request, str(error), messages.WARNING)
+            return None
+        if not result.changed:
+            return f"{issue.reference}: already verified, nothing to link."
+        link = result.link
+        assert link is not None  # changed implies a link
+        self.log_change(request, issue, f"Linked {result.phone} to {link.tenant} at {issue.property.code}.")
+        tenant_url = reverse("admin:properties_tenant_change", args=[link.tenant.pk])
+        return format_html(
+            '{} linked to <a href="{}">{}</a>{} at {}; no longer unverified: {}.',
+            result.phone,
+            tenant_url,
+            link.tenant,
+            " (new tenant: give them their name)" if link.tenant_created else "",
+            issue.property.code,
+            ", ".join(result.verified) or "—",
+        )
+
+    @admin.action(description="Link the number to the tenancy (unverified issues)", permissions=["change"])
+    def link_number(self, request, queryset):
+        unverified = list(queryset.filter(tenant_unverified=True).select_related("property"))
+        if not unverified:
+            self.message_user(request, "None of these issues is from an unverified number.", messages.WARNING)
+            return
+        done: set[int] = set()
+        for issue in unverified:
+            if issue.pk in done:  # verified with an earlier one from the same number
+                continue
+            text = self._link_number(request, issue)
+            if text is not None:
+                self.message_user(request, text, messages.SUCCESS)
+            done.update(
+                Issue.objects.filter(pk__in=[i.pk for i in unverified], tenant_unverified=False).values_list(
+                    "pk", flat=True
+                )
+            )
+
+    def link_number_view(self, request, object_id):
+        """The button on an unverified issue's page (POST only)."""
+        issue = self.get_object(request, object_id)
+        if request.method != "POST" or not self.has_change_permission(request, issue):
+            raise PermissionDenied
+        text = self._link_number(request, issue)
+        if text is not None:
+            self.message_user(request, text, messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:issues_issue_change", args=[issue.pk]))
 
     # --- status changes: list actions ---
 
@@ -312,7 +375,12 @@ class IssueAdmin(ScopedModelAdmin):
                 "<path:object_id>/status/",
                 self.admin_site.admin_view(self.status_view),
                 name="issues_issue_status",
-            )
+            ),
+            path(
+                "<path:object_id>/link-number/",
+                self.admin_site.admin_view(self.link_number_view),
+                name="issues_issue_link_number",
+            ),
         ]
         return urls + super().get_urls()
 
@@ -366,5 +434,6 @@ class IssueAdmin(ScopedModelAdmin):
                 for status in sorted(TRANSITIONS[issue.status], key=[s.value for s in Status].index)
             ],
             "can_change_status": self.has_change_permission(request, issue),
+            "can_link_number": issue.tenant_unverified and self.has_change_permission(request, issue),
         }
         return super().change_view(request, object_id, form_url, extra_context)

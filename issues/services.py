@@ -3,9 +3,12 @@ duplicate), attach the report's photos, and tell the landlord."""
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import TrigramSimilarity
@@ -17,8 +20,12 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Media
 from conversations.outbound import outbound_text_queue
+from conversations.twilio_client import phone_mask
 from issues.models import Issue, IssuePhoto, IssueUpdate
+from properties.linking import PhoneLink, tenancy_link_phone
 from properties.selectors import tenancies_current
+
+logger = logging.getLogger(__name__)
 
 
 def issue_reference_new() -> str:
@@ -137,3 +144,79 @@ def landlord_notify_issue(*, issue: Issue) -> None:
             author="system",
             purpose="landlord_alert",
         )
+
+
+class IssueLinkError(Exception):
+    """The issue has no number to link (no conversation and no tenant)."""
+
+
+@dataclass(frozen=True)
+class IssueNumberLink:
+    phone: str
+    # None when the issue was not unverified: nothing was linked.
+    link: PhoneLink | None
+    # References of the issues that stopped being unverified now.
+    verified: list[str]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.verified) or (self.link is not None and self.link.changed)
+
+
+def issue_number_link(*, issue: Issue, actor: Any, name: str = "") -> IssueNumberLink:
+    """The landlord's one click on an unverified issue: the number it came from
+    becomes a tenant with a current tenancy at the issue's property
+    (``properties.linking``), the conversation with that number knows its
+    tenant (its next issues are not unverified), and this issue and the
+    number's other open issues at that property stop being unverified, each
+    with a line in its history naming who linked it. An issue that is not
+    unverified (never was, or was linked already) changes nothing, so a second
+    click records nothing. The caller checks that ``actor`` may change ``issue``."""
+    with transaction.atomic():
+        issue = (
+            Issue.objects.select_for_update(of=("self",))
+            .select_related("conversation", "tenant", "property")
+            .get(pk=issue.pk)
+        )
+        phone = issue.conversation.phone if issue.conversation is not None else ""
+        phone = phone or (issue.tenant.phone if issue.tenant is not None else "")
+        if not issue.tenant_unverified:
+            return IssueNumberLink(phone=phone, link=None, verified=[])
+        if not phone:
+            raise IssueLinkError(f"{issue.reference} has no phone number to link: it came from no conversation.")
+        link = tenancy_link_phone(property=issue.property, phone=phone, name=name)
+        Conversation.objects.filter(organization_id=issue.organization_id, phone=link.tenant.phone).exclude(
+            tenant=link.tenant
+        ).update(tenant=link.tenant, updated_at=timezone.now())
+        from_number = Q(conversation__phone=link.tenant.phone) | Q(tenant=link.tenant)
+        flagged = list(
+            Issue.objects.select_for_update(of=("self",))
+            .filter(from_number, property=issue.property, tenant_unverified=True)
+            .filter(Q(status__in=Issue.OPEN_STATUSES) | Q(pk=issue.pk))
+            .order_by("pk")
+        )
+        who = (actor.get_username() if actor is not None else "") or "the landlord"
+        for each in flagged:
+            Issue.objects.filter(pk=each.pk).update(
+                tenant_unverified=False, tenant=each.tenant or link.tenant, updated_at=timezone.now()
+            )
+            IssueUpdate.objects.create(
+                issue=each,
+                author=IssueUpdate.Author.LANDLORD,
+                user=actor if actor is not None and actor.pk else None,
+                body=f"Number {link.tenant.phone} linked by {who} to {link.tenant.name}, a tenant at "
+                f"{issue.property.code} since {link.tenancy.start_date:%d %b %Y}: no longer unverified.",
+            )
+    verified = [each.reference for each in flagged]
+    logger.info(
+        "number %s linked to %s by %s: tenant %s%s, tenancy %s%s, verified %s",
+        phone_mask(link.tenant.phone),
+        issue.property.code,
+        who,
+        link.tenant.pk,
+        " (new)" if link.tenant_created else "",
+        link.tenancy.pk,
+        " (new)" if link.tenancy_created else "",
+        ", ".join(verified) or "none",
+    )
+    return IssueNumberLink(phone=link.tenant.phone, link=link, verified=verified)
