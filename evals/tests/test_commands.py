@@ -182,10 +182,10 @@ def test_filter_runs_only_tagged_scenarios_and_trace_dir_writes_each_ones_trace(
     assert turn["identity"] == ["unidentified", "confirmed"] and turn["gathering"][0] == "idle"
     assert "respond" in turn["tools_offered"] and [c["name"] for c in turn["tool_calls"]] == ["respond"]
     assert turn["gating_rejections"] == 0 and turn["retrieval_hits"] == []
-    assert [(a["category"], a["status"]) for a in turn["emergency"]] == [("fire_smoke", "pending")]
+    assert turn["emergency"] == []  # the bare word 'fire' hit a rule; the classifier stood it down
     assert turn["model"].startswith("scripted") and turn["outcome"]
     assert set(turn["latency_ms"]) == {"total", "model", "retrieval"} and set(turn["tokens"]) >= {"input", "cache_read"}
-    assert turn["instant_replies"] and turn["outbound"] == [
+    assert turn["instant_replies"] == [] and turn["outbound"] == [
         "That does sound scary, glad everything is fine at yours. Just message us if anything comes up."
     ]
 
