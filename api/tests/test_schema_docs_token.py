@@ -16,6 +16,7 @@ pytestmark = pytest.mark.django_db
 PATHS = [
     "/api/v1/issues/",
     "/api/v1/issues/{id}/",
+    "/api/v1/issues/{id}/link-number/",
     "/api/v1/properties/",
     "/api/v1/properties/{id}/",
     "/api/v1/tenants/",

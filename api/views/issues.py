@@ -16,6 +16,7 @@ from rest_framework.views import APIView
 from api.scoping import OrganizationScopedApi
 from issues.models import Issue, IssueUpdate
 from issues.selectors import issue_list
+from issues.services import IssueLinkError, issue_number_link
 from issues.status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
 
 
@@ -28,6 +29,7 @@ class IssueFilter(django_filters.FilterSet):
     # simply matches nothing, the same as an id that does not exist.
     property = django_filters.NumberFilter(field_name="property_id")
     tenant = django_filters.NumberFilter(field_name="tenant_id")
+    tenant_unverified = django_filters.BooleanFilter(label="Only issues from numbers with no tenancy there (true)")
     conversation = django_filters.NumberFilter(field_name="conversation_id")
     created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
@@ -87,6 +89,7 @@ class IssueOutput(serializers.ModelSerializer):
             "scheduled_for",
             "property",
             "tenant",
+            "tenant_unverified",
             "conversation",
             "photos",
             "created_at",
@@ -167,3 +170,66 @@ class IssueDetailApi(OrganizationScopedApi, APIView):
         except IssueStatusError as error:
             raise ValidationError({"status": [str(error)]}) from None
         return Response(self.OutputSerializer(self.get_issue(pk)).data)
+
+
+class IssueLinkNumberApi(OrganizationScopedApi, APIView):
+    """Link the number an unverified issue came from to the issue's property."""
+
+    class InputSerializer(serializers.Serializer):
+        name = serializers.CharField(
+            required=False,
+            allow_blank=True,
+            max_length=200,
+            help_text="The tenant's name, when the number is new to you (otherwise a placeholder you can edit).",
+        )
+
+        class Meta:
+            ref_name = "IssueLinkNumber"
+
+        def validate(self, attrs):
+            unknown = set(self.initial_data) - set(self.fields)
+            if unknown:
+                raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
+            return attrs
+
+    class OutputSerializer(serializers.Serializer):
+        linked = serializers.BooleanField(help_text="False when the issue was not unverified: nothing changed.")
+        phone = serializers.CharField()
+        tenant = TenantBrief(allow_null=True)
+        tenant_created = serializers.BooleanField()
+        tenancy = serializers.IntegerField(allow_null=True, help_text="The current tenancy at the issue's property.")
+        tenancy_created = serializers.BooleanField()
+        verified = serializers.ListField(
+            child=serializers.CharField(), help_text="References of the issues no longer unverified."
+        )
+        issue = IssueDetailApi.OutputSerializer()
+
+        class Meta:
+            ref_name = "IssueLinkNumberResult"
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def post(self, request, pk: int):
+        """The issue came from a number with no tenancy at its property: add
+        the number as a tenant there (found by phone, or new, beside any
+        tenant already on the tenancy), clear the unverified mark on this and
+        the number's other open issues at that property, and record it in
+        each one's history. A second call changes nothing (``linked`` false)."""
+        issue = self.selected_object(issue_list, pk=pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            result = issue_number_link(issue=issue, actor=request.user, name=serializer.validated_data.get("name", ""))
+        except IssueLinkError as error:
+            raise ValidationError({"issue": [str(error)]}) from None
+        link = result.link
+        body = {
+            "linked": result.changed,
+            "phone": result.phone,
+            "tenant": link.tenant if link is not None else None,
+            "tenant_created": bool(link and link.tenant_created),
+            "tenancy": link.tenancy.pk if link is not None else None,
+            "tenancy_created": bool(link and link.tenancy_created),
+            "verified": result.verified,
+            "issue": self.selected_object(issue_list, pk=pk),
+        }
+        return Response(self.OutputSerializer(body).data)
