@@ -259,7 +259,8 @@ def private_redis(tmp_path, settings):
     original = app.conf.broker_url
 
     def use(url: str) -> None:
-        app.conf.broker_url = url
+        # The namespaced key: with celery 5.6 it wins over a plain broker_url.
+        app.conf["CELERY_BROKER_URL"] = url
         app._pool = None  # drop pooled connections to the previous broker
         app.amqp._producer_pool = None
 
