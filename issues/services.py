@@ -37,10 +37,15 @@ def issue_duplicate_find(*, conversation: Conversation, title: str, description:
     problem: its title or its description alone must be similar enough
     (``ISSUE_DUPLICATE_MIN_SIMILARITY``); the same room is an extra condition
     (``ISSUE_DUPLICATE_MIN_LOCATION_SIMILARITY`` when both have a location),
-    never a reason on its own."""
+    never a reason on its own. A number with no tenancy at the property
+    (unverified) is matched against its own conversation's issues only: it must
+    not learn of, or write into, the tenants' reports."""
     since = timezone.now() - timedelta(days=settings.ISSUE_DUPLICATE_WINDOW_DAYS)
+    scope = Q(property=conversation.property)
+    if not _tenancy_on_record(conversation):
+        scope &= Q(conversation=conversation)
     candidates = (
-        Issue.objects.filter(property=conversation.property, status__in=Issue.OPEN_STATUSES, created_at__gte=since)
+        Issue.objects.filter(scope, status__in=Issue.OPEN_STATUSES, created_at__gte=since)
         .annotate(
             problem=Greatest(TrigramSimilarity("title", title), TrigramSimilarity("description", description)),
             place=TrigramSimilarity("location", location or ""),

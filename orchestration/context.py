@@ -50,11 +50,9 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
         .exclude(pk__in=message_ids)
         .order_by("-created_at", "-id")[: settings.TURN_HISTORY_MESSAGES]
     )[::-1]
-    tenant_properties = (
-        [t.property for t in tenancies_current(tenant=conversation.tenant)] if conversation.tenant is not None else []
-    )
+    tenant_properties = _tenant_properties(conversation)
     scope = conversation.property or (tenant_properties[0] if len(tenant_properties) == 1 else None)
-    open_issues = _open_issues(scope) if scope else []
+    open_issues = _open_issues(scope, conversation, tenant_properties) if scope else []
     photo_received = report_photos(conversation=conversation, message_ids=message_ids).exists()
     report_text = "\n".join(
         m.body for m in [*history, *new_messages] if m.author == Message.Author.TENANT and in_report(conversation, m)
@@ -79,8 +77,19 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
     )
 
 
-def _open_issues(scope) -> list[Issue]:
-    return list(Issue.objects.filter(property=scope, status__in=Issue.OPEN_STATUSES).order_by("-created_at")[:10])
+def _tenant_properties(conversation: Conversation) -> list[Property]:
+    if conversation.tenant is None:
+        return []
+    return [t.property for t in tenancies_current(tenant=conversation.tenant)]
+
+
+def _open_issues(scope, conversation: Conversation, tenant_properties: list[Property]) -> list[Issue]:
+    """The open issues at the property the model may mention; for a number
+    with no tenancy there (unverified), only its own."""
+    issues = Issue.objects.filter(property=scope, status__in=Issue.OPEN_STATUSES)
+    if scope not in tenant_properties:
+        issues = issues.filter(conversation_id=conversation.pk)
+    return list(issues.order_by("-created_at")[:10])
 
 
 CONFIRMED_NOTE = (
@@ -104,7 +113,7 @@ def turn_context_confirmed(context: TurnContext, *, property_code: str) -> TurnC
         context,
         conversation=conversation,
         snapshot=snapshot,
-        open_issues=_open_issues(prop),
+        open_issues=_open_issues(prop, conversation, _tenant_properties(conversation)),
         notes=[*context.notes, CONFIRMED_NOTE.format(address=prop.address)],
     )
 
