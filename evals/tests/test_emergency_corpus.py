@@ -19,6 +19,7 @@ FROZEN = {
     "blind/batch-001.jsonl": "227bf799399751ade76450b30d43c45eb96a592aacc404455dacf473da083355",
     "blind/batch-002.jsonl": "0ce04f72b167743493ec54dc03b6cece3da1699a1f2e7f12c6a14495ab4e5855",
     "blind/batch-003.jsonl": "2313175b8c2ed30536c9d93424675e0d490d1462210f9fdf2fdfd2a60ea3e1df",
+    "blind/batch-004.jsonl": "f94b39a8116254c23a02894326b8373ec5af37e9f50e16b66a097893ea41cc9f",
 }
 FIELDS = {
     "id",
@@ -52,7 +53,7 @@ def test_no_situation_sits_on_two_sides_of_the_split():
 
 @pytest.mark.parametrize(
     "name",
-    ["train.jsonl", "dev.jsonl", "test.jsonl", "blind/batch-001.jsonl", "blind/batch-002.jsonl", "blind/batch-003.jsonl"],
+    ["train.jsonl", "dev.jsonl", "test.jsonl", "blind/batch-001.jsonl", "blind/batch-002.jsonl", "blind/batch-003.jsonl", "blind/batch-004.jsonl"],
 )
 def test_rows_are_labelled_consistently(name):
     for row in rows(name):
