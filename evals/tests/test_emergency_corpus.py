@@ -52,8 +52,7 @@ def test_no_situation_sits_on_two_sides_of_the_split():
 
 
 @pytest.mark.parametrize(
-    "name",
-    ["train.jsonl", "dev.jsonl", "test.jsonl", "blind/batch-001.jsonl", "blind/batch-002.jsonl", "blind/batch-003.jsonl", "blind/batch-004.jsonl"],
+    "name", ["train.jsonl", "dev.jsonl", "test.jsonl", *(n for n in FROZEN if n.startswith("blind/"))]
 )
 def test_rows_are_labelled_consistently(name):
     for row in rows(name):
