@@ -200,3 +200,45 @@ def inbound(phone: str, body: str) -> dict[str, str]:
         "Body": body,
         "NumMedia": "0",
     }
+
+
+class PrivateRedis:
+    """A redis-server of the benchmark's own on a free port, which it may stop
+    (SIGKILL, as a crash) and start again on the same port."""
+
+    def __init__(self, workdir: Path):
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            self.port = sock.getsockname()[1]
+        self.workdir = workdir
+        self.proc: subprocess.Popen | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        import redis
+
+        self.proc = subprocess.Popen(
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            cwd=self.workdir,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        client = redis.Redis.from_url(self.url)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                if client.ping():
+                    return
+            except redis.RedisError:
+                time.sleep(0.1)
+        raise SystemExit(f"redis-server on port {self.port} did not answer")
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
