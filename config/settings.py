@@ -259,6 +259,8 @@ WHATSAPP_DEFAULT_FROM = env("WHATSAPP_DEFAULT_FROM", "")
 # Messages from one tenant that arrive within this many seconds are answered as one turn.
 INBOUND_COALESCE_SECONDS = env_float("INBOUND_COALESCE_SECONDS", 3.0)
 # Inbound messages not processed after this many seconds are re-queued by the sweeper.
+# The Retry-After of a webhook's 503 while PostgreSQL is unreachable (Twilio retries).
+WEBHOOK_RETRY_AFTER_SECONDS = env_int("WEBHOOK_RETRY_AFTER_SECONDS", 5)
 INBOUND_SWEEP_GRACE_SECONDS = env_int("INBOUND_SWEEP_GRACE_SECONDS", 60)
 OUTBOUND_SWEEP_GRACE_SECONDS = env_int("OUTBOUND_SWEEP_GRACE_SECONDS", 120)
 SWEEP_INTERVAL_SECONDS = env_int("SWEEP_INTERVAL_SECONDS", 30)

@@ -4,9 +4,12 @@ and answer in milliseconds."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from functools import wraps
 from xml.sax.saxutils import escape
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, HttpResponseForbidden
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
@@ -40,6 +43,24 @@ def _body_utf8(request: HttpRequest) -> bool:
     return True
 
 
+def database_down_is_503(view: Callable[[HttpRequest], HttpResponse]) -> Callable[[HttpRequest], HttpResponse]:
+    """With PostgreSQL unreachable nothing can be stored: answer 503 with
+    Retry-After, which Twilio retries with the same MessageSid (stored once
+    when the database is back), instead of a 500."""
+
+    @wraps(view)
+    def guarded(request: HttpRequest) -> HttpResponse:
+        try:
+            return view(request)
+        except (OperationalError, InterfaceError) as exc:
+            logger.error("%s: database unavailable, answering 503 for Twilio to retry (%s)", request.path, exc)
+            response = HttpResponse("database unavailable, retry", status=503, content_type="text/plain")
+            response["Retry-After"] = str(settings.WEBHOOK_RETRY_AFTER_SECONDS)
+            return response
+
+    return guarded
+
+
 def twiml(replies: list[str]) -> HttpResponse:
     messages = "".join(f"<Message>{escape(text)}</Message>" for text in replies)
     body = f'<?xml version="1.0" encoding="UTF-8"?><Response>{messages}</Response>'
@@ -48,6 +69,7 @@ def twiml(replies: list[str]) -> HttpResponse:
 
 @csrf_exempt
 @require_POST
+@database_down_is_503
 def twilio_whatsapp_webhook(request: HttpRequest) -> HttpResponse:
     if not _signed(request):
         logger.warning("rejected a WhatsApp webhook with a missing or wrong signature")
@@ -67,6 +89,7 @@ def twilio_whatsapp_webhook(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt
 @require_POST
+@database_down_is_503
 def twilio_status_callback(request: HttpRequest) -> HttpResponse:
     if not _signed(request):
         logger.warning("rejected a status callback with a missing or wrong signature")

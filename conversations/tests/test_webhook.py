@@ -483,3 +483,24 @@ def test_a_media_row_the_database_refuses_keeps_the_message(post_inbound, number
     assert post_inbound(params).status_code == 200
     message = Message.objects.get()
     assert "media_unrecorded" in message.flags and message.raw_payload["MediaUrl0"] == params["MediaUrl0"]
+
+
+@pytest.mark.parametrize("path", ["/webhooks/twilio/whatsapp", "/webhooks/twilio/status"])
+def test_with_the_database_unreachable_both_webhooks_answer_503_for_twilio_to_retry(
+    client, number, monkeypatch, settings, path
+):
+    from django.db import OperationalError
+
+    from conftest import AUTH_TOKEN
+    from conversations import views
+    from conversations.testing.signing import twilio_signature
+
+    def down(**kwargs):
+        raise OperationalError("connection to server failed: the database system is shutting down")
+
+    monkeypatch.setattr(views, "message_record_inbound", down)
+    monkeypatch.setattr(views, "message_status_update", down)
+    params = {**inbound_params(phone="+447700900123", to="+14155550001", body="gas!"), "MessageStatus": "sent"}
+    signature = twilio_signature(auth_token=AUTH_TOKEN, url=f"{settings.PUBLIC_BASE_URL}{path}", params=params)
+    response = client.post(path, params, HTTP_X_TWILIO_SIGNATURE=signature)
+    assert response.status_code == 503 and response["Retry-After"] == str(settings.WEBHOOK_RETRY_AFTER_SECONDS)
