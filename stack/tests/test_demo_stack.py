@@ -42,9 +42,10 @@ def test_make_demo_reports_a_leak_with_a_photo_answers_gas_at_once_and_the_boile
     assert leak.photos.count() == 1
     assert leak.photos.get().media.content_type == "image/jpeg"
 
-    # Tomasz's gas: the safety reply is in the webhook's own answer, and an alert exists.
+    # Tomasz's gas: the emergency worker's safety text comes first, and an alert exists.
     gas = _section(lines, "+447700900456")
-    assert any(line.startswith("  instant < If you smell gas") for line in gas), transcript
+    replies = [line for line in gas if line.startswith("  assistant < ")]
+    assert replies and replies[0].startswith("  assistant < If you smell gas"), transcript
     alert = EmergencyAlert.objects.get(conversation__phone="+447700900456")
     assert alert.category == "gas" and alert.safety_reply.startswith("If you smell gas")
 

@@ -172,7 +172,7 @@ def test_make_demo_shows_banner_transcript_and_issues_and_sends_the_service_logs
     assert f"Webhook for Twilio:  http://{web}/webhooks/twilio/whatsapp" in terminal
     assert f"Service logs:        {log}" in terminal
     assert "=== Amira (Flat 1) reports a leak (+447700900123) ===" in terminal
-    assert "  instant < If you smell gas" in terminal
+    assert "  assistant < If you smell gas" in terminal  # from the emergency worker
     assert "  assistant < " in terminal and "no reply within" not in terminal
     assert "=== Issues as the landlord sees them" in terminal
     assert Issue.objects.count() == 2
