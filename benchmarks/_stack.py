@@ -96,7 +96,8 @@ def gunicorn_command(port: int, workers: int, app: str = "config.wsgi") -> list[
     ]
 
 
-def worker_command(concurrency: int) -> list[str]:
+def worker_command(concurrency: int, queues: list[str] | None = None, name: str = "celery") -> list[str]:
+    """A threads-pool worker on ``queues`` (every queue by default), named ``name@host``."""
     from config.celery import QUEUES
 
     return [
@@ -107,12 +108,14 @@ def worker_command(concurrency: int) -> list[str]:
         "config",
         "worker",
         "-Q",
-        ",".join(QUEUES),
+        ",".join(queues or QUEUES),
         "--pool=threads",
         f"--concurrency={concurrency}",
         "--without-gossip",
         "--without-mingle",
         "--loglevel=WARNING",
+        "-n",
+        f"{name}@%h",
     ]
 
 

@@ -31,27 +31,8 @@ from _stack import (
     organization_with_tenants,
     percentile,
     teardown,
+    worker_command,
 )
-
-
-def worker(queues: str, concurrency: int, name: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "celery",
-        "-A",
-        "config",
-        "worker",
-        "-Q",
-        queues,
-        "--pool=threads",
-        f"--concurrency={concurrency}",
-        "--without-gossip",
-        "--without-mingle",
-        "--loglevel=WARNING",
-        "-n",
-        f"{name}@%h",
-    ]
 
 
 def texts(count: int) -> list[str]:
@@ -97,6 +78,7 @@ def run(args, twilio) -> int:
     )
     children = {}
     try:
+        from config.celery import QUEUES
         from conversations.models import Message
 
         phones = organization_with_tenants(args.tenants)
@@ -104,8 +86,8 @@ def run(args, twilio) -> int:
             args.port,
             {
                 "web": gunicorn_command(args.port, 2),
-                "worker-emergency": worker("emergency", args.emergency_concurrency, "emergency"),
-                "worker": worker("inbound,llm,outbound,embeddings,default", 8, "worker"),
+                "worker-emergency": worker_command(args.emergency_concurrency, ["emergency"], "emergency"),
+                "worker": worker_command(8, [q for q in QUEUES if q != "emergency"], "worker"),
             },
         )
         poster = SignedPoster(args.port)

@@ -86,15 +86,22 @@ def emergency_detect(
                 score=score,
             )
     if hits:
-        kept = Match(hits=hits)
-        rule_language = kept.language if kept.language != "en" else None
-        return Detection(
-            emergency=True,
-            category=kept.category,
-            language=rule_language or (score.language if score else None) or language or "en",
-            source="keyword",
-            hits=hits,
-            score=score,
-            vetoed=vetoed,
-        )
+        return keyword_detection(Match(hits=hits), language=language, score=score, vetoed=vetoed)
     return Detection(emergency=False, score=score, vetoed=vetoed)
+
+
+def keyword_detection(
+    match: Match, *, language: str, score: Score | None = None, vetoed: list[RuleHit] | None = None
+) -> Detection:
+    """The emergency the rule hits in ``match`` raise: their category, and the
+    language of a non-English rule, else the classifier's, else ``language``."""
+    rule_language = match.language if match.language != "en" else None
+    return Detection(
+        emergency=True,
+        category=match.category,
+        language=rule_language or (score.language if score else None) or language or "en",
+        source="keyword",
+        hits=match.hits,
+        score=score,
+        vetoed=vetoed or [],
+    )

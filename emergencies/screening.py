@@ -38,7 +38,7 @@ from conversations.delivery import SendRetry, message_send
 from conversations.models import Message
 from conversations.outbound import outbound_send_queue, outbound_text_queue
 from emergencies.alerts import emergency_alert_raise, emergency_recently_alerted, safety_message_for
-from emergencies.detector import Detection, emergency_detect
+from emergencies.detector import Detection, emergency_detect, keyword_detection
 from emergencies.matching import Match, emergency_match
 from emergencies.models import EmergencyAlert
 
@@ -74,7 +74,7 @@ def message_screen_in_request(message: Message) -> str | None:
             logger.warning("message %s: Redis is down, screening it in the request", message.pk)
             screened = message_screen(message_id=message.pk, stage="request")
             return (screened.reply or None) if screened else None
-        detection = _detection_from_rules(own, conversation.language)
+        detection = keyword_detection(own, language=conversation.language)
     else:
         detection = _detect(message)
     result = _decide(message, detection)
@@ -139,16 +139,6 @@ def _own_rules_match(message: Message) -> Match | None:
     )
     own = [hit for hit in match.hits if hit.own]
     return Match(hits=own) if own else None
-
-
-def _detection_from_rules(match: Match, language: str) -> Detection:
-    return Detection(
-        emergency=True,
-        category=match.category,
-        language=(match.language if match.language != "en" else None) or language or "en",
-        source=EmergencyAlert.Source.KEYWORD,
-        hits=match.hits,
-    )
 
 
 def _decide(message: Message, detection: Detection) -> Screened:
