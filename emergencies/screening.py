@@ -60,32 +60,29 @@ def classifier_in_worker() -> bool:
 
 def message_screen_in_request(message: Message) -> str | None:
     """The webhook's part: the safety text for the TwiML, or None (no
-    emergency, or the worker decides)."""
+    emergency, the worker decides, or a turn already screened it: the turn is
+    queued when the message commits, before this runs)."""
     conversation = message.conversation
     assert conversation is not None
-    if not message.body:
-        _screened_mark(message.pk)
-        return None
-    if classifier_in_worker():
+    detection = None
+    if message.body and classifier_in_worker():
         own = _own_rules_match(message)
         if own is None:
             if queue_task(EMERGENCY_SCREEN, [message.pk]):
                 return None
             logger.warning("message %s: Redis is down, screening it in the request", message.pk)
-            screened = message_screen(message_id=message.pk, stage="request")
-            return (screened.reply or None) if screened else None
-        detection = keyword_detection(own, language=conversation.language)
-    else:
-        detection = _detect(message)
-    result = _decide(message, detection)
-    _screened_mark(message.pk)
-    return result.reply or None
+        else:
+            detection = keyword_detection(own, language=conversation.language)
+    screened = message_screen(message_id=message.pk, stage="request", detection=detection)
+    return (screened.reply or None) if screened else None
 
 
-def message_screen(*, message_id: int, stage: str) -> Screened | None:
+def message_screen(*, message_id: int, stage: str, detection: Detection | None = None) -> Screened | None:
     """Screen one inbound message unless it already was (None then). In the
     worker, the turn and the sweeper the safety text goes out as a WhatsApp
-    message; in the request (``stage="request"``) the caller puts it in the TwiML."""
+    message; in the request (``stage="request"``) the caller puts it in the TwiML.
+    ``detection`` is a decision already taken (an organization's own rule);
+    otherwise the detector decides here."""
     with transaction.atomic():
         message = (
             Message.objects.select_for_update(of=("self",))
@@ -95,7 +92,7 @@ def message_screen(*, message_id: int, stage: str) -> Screened | None:
         )
         if message is None or message.conversation is None:
             return None
-        result = _decide(message, _detect(message)) if message.body else None
+        result = _decide(message, detection if detection is not None else _detect(message)) if message.body else None
         _screened_mark(message.pk)
         safety = []
         if result is not None and result.reply and stage != "request":

@@ -56,3 +56,27 @@ def test_a_turn_never_runs_before_its_messages_are_screened(home, tenant_says, q
     assert alert.category == "no_heat_vulnerable"
     assert safety_texts(PHONE) == [alert.safety_reply]
     assert replies[0] == alert.safety_reply  # sent before the turn's own reply
+
+
+@pytest.mark.django_db
+def test_a_turn_that_screens_first_leaves_the_request_nothing_to_send(
+    home, post_inbound, queued, settings, monkeypatch
+):
+    """The turn is queued when the message commits, before the request screens
+    it; with no coalescing wait a worker can get there first. Exactly one of
+    them decides and one safety text goes out (the CI failure of 2026-11-25)."""
+    import emergencies.receiver as receiver
+    from emergencies.screening import message_screen, message_screen_in_request
+
+    settings.EMERGENCY_CLASSIFIER = "off"  # the rules decide in the request
+
+    def turn_wins_the_race(message):
+        message_screen(message_id=message.pk, stage="turn")
+        return message_screen_in_request(message)
+
+    monkeypatch.setattr(receiver, "message_screen_in_request", turn_wins_the_race)
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas in the hallway")
+
+    alert = EmergencyAlert.objects.get()
+    assert safety_texts(PHONE) == [alert.safety_reply]  # sent once, by the turn
+    assert alert.safety_reply not in response.content.decode()
