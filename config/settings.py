@@ -291,14 +291,48 @@ MEDIA_FETCH_LOCAL = env_bool("MEDIA_FETCH_LOCAL", not PRODUCTION)
 if PRODUCTION and MEDIA_FETCH_LOCAL:
     raise ImproperlyConfigured("MEDIA_FETCH_LOCAL must stay off when DJANGO_ENV=production")
 MEDIA_ALLOWED_TYPES = env_list(
-    "MEDIA_ALLOWED_TYPES", "image/jpeg,image/png,image/webp,image/heic,image/gif,video/mp4,application/pdf"
+    "MEDIA_ALLOWED_TYPES",
+    "image/jpeg,image/png,image/webp,image/heic,image/gif,video/mp4,application/pdf,"
+    # WhatsApp voice notes are OGG/Opus; forwarded audio comes in the others.
+    "audio/ogg,audio/opus,audio/mpeg,audio/mp4,audio/aac,audio/amr",
 )
 MEDIA_MAX_IMAGE_BYTES = env_int("MEDIA_MAX_IMAGE_BYTES", 5 * 1024 * 1024)
+# Voice notes: the size cap of an audio file, and the longest we transcribe.
+MEDIA_MAX_AUDIO_BYTES = env_int("MEDIA_MAX_AUDIO_BYTES", 16 * 1024 * 1024)
+MEDIA_MAX_AUDIO_SECONDS = env_int("MEDIA_MAX_AUDIO_SECONDS", 300)
 MEDIA_MAX_TOTAL_BYTES = env_int("MEDIA_MAX_TOTAL_BYTES", 16 * 1024 * 1024)
 # Twilio can answer 404 for a photo for a moment after the webhook: try again
 # this many times, waiting MEDIA_NOT_FOUND_BACKOFF_SECONDS, then twice as long, ...
 MEDIA_NOT_FOUND_RETRIES = env_int("MEDIA_NOT_FOUND_RETRIES", 3)
 MEDIA_NOT_FOUND_BACKOFF_SECONDS = env_float("MEDIA_NOT_FOUND_BACKOFF_SECONDS", 0.5)
+
+# --- Voice notes, photos the model sees, location pins (docs/whatsapp.md) ---
+
+# The transcriber: "http" (an OpenAI-compatible POST /v1/audio/transcriptions:
+# hosted Whisper, faster-whisper-server, whisper.cpp's server) or "off".
+TRANSCRIPTION_BASE_URL = env("TRANSCRIPTION_BASE_URL", "")
+TRANSCRIPTION_BACKEND = env("TRANSCRIPTION_BACKEND", "http" if TRANSCRIPTION_BASE_URL else "off")
+if TRANSCRIPTION_BACKEND not in {"http", "off"}:
+    raise ImproperlyConfigured("TRANSCRIPTION_BACKEND must be 'http' or 'off'")
+if TRANSCRIPTION_BACKEND == "http" and not TRANSCRIPTION_BASE_URL:
+    raise ImproperlyConfigured("TRANSCRIPTION_BACKEND=http needs TRANSCRIPTION_BASE_URL")
+TRANSCRIPTION_API_KEY = env("TRANSCRIPTION_API_KEY", "")
+TRANSCRIPTION_MODEL = env("TRANSCRIPTION_MODEL", "whisper-1")
+TRANSCRIPTION_TIMEOUT_SECONDS = env_float("TRANSCRIPTION_TIMEOUT_SECONDS", 60.0)
+TRANSCRIPTION_MAX_RETRIES = env_int("TRANSCRIPTION_MAX_RETRIES", 4)
+# How long a turn waits for its voice notes' transcripts before it goes on
+# (and asks the tenant to type).
+TRANSCRIPTION_WAIT_SECONDS = env_float("TRANSCRIPTION_WAIT_SECONDS", 30.0)
+
+# Photos shown to the model (an organization can turn it off): the longest
+# edge they are resized to, their JPEG quality, and how many go in one turn.
+VISION_ENABLED = env_bool("VISION_ENABLED", True)
+VISION_MAX_EDGE_PIXELS = env_int("VISION_MAX_EDGE_PIXELS", 1568)
+VISION_JPEG_QUALITY = env_int("VISION_JPEG_QUALITY", 85)
+VISION_MAX_IMAGES_PER_TURN = env_int("VISION_MAX_IMAGES_PER_TURN", 4)
+
+# A location pin from an unknown number proposes the nearest property within this distance.
+LOCATION_MATCH_MAX_METRES = env_int("LOCATION_MATCH_MAX_METRES", 150)
 
 # --- The model --------------------------------------------------------------
 

@@ -22,11 +22,12 @@ from django.db import DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from config.tasks import INBOUND_PROCESS, MEDIA_DOWNLOAD
+from conversations.message_kinds import message_parts
 from conversations.models import Conversation, Media, Message
 from conversations.signals import inbound_stored
 from conversations.sweeper import queue_leased
 from conversations.twilio_client import media_host_allowed, phone_mask
-from properties.models import Organization, WhatsAppNumber
+from properties.models import Organization, Tenant, WhatsAppNumber
 
 logger = logging.getLogger(__name__)
 
@@ -139,13 +140,15 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
         flags.append("unrouted")
         logger.warning("inbound %s to %s matches no organization; stored as unrouted", sid[:SID_MAX_CHARS], to[:40])
     media_urls, media_flags = media_urls_present(params)
-    flags = list(dict.fromkeys(flags + media_flags))
+    parts = message_parts(params)
+    flags = list(dict.fromkeys(flags + media_flags + list(parts.flags)))
+    profile = {"profile_name": params.get("ProfileName", "")[:200], "wa_id": params.get("WaId", "")[:32]}
 
     with transaction.atomic():
         conversation = None
         if organization is not None and "malformed" not in flags:
             conversation, _ = Conversation.objects.get_or_create(
-                organization=organization, phone=number_strip(sender), defaults={"whatsapp_id": sender}
+                organization=organization, phone=number_strip(sender), defaults={"whatsapp_id": sender, **profile}
             )
             conversation.organization = organization  # already loaded: spares the receivers a query
         message = Message(
@@ -154,6 +157,12 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
             direction=Message.Direction.INBOUND,
             author=Message.Author.TENANT,
             body=body,
+            kind=parts.kind,
+            latitude=parts.latitude,
+            longitude=parts.longitude,
+            location_name=parts.location_name,
+            button_payload=parts.button_payload,
+            button_text=parts.button_text,
             # Cut to the column: a repeat of the same over-long SID still finds this row.
             provider_sid=sid[:SID_MAX_CHARS] or None,
             from_address=sender[:FROM_MAX_CHARS],
@@ -168,7 +177,7 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
         if stored:
             media = _media_record(message, media_urls, params)
             if conversation is not None:
-                Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=message.created_at)
+                _conversation_touch(conversation, message, profile)
                 transaction.on_commit(lambda: queue_leased(INBOUND_PROCESS, [message.pk], Message, [message.pk]))
             for item in media:
                 if item.download_state == Media.DownloadState.PENDING:
@@ -186,6 +195,16 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
         flags,
     )
     return InboundResult(message=message, created=True, replies=_immediate_replies(message, repeat=False))
+
+
+def _conversation_touch(conversation: Conversation, message: Message, profile: dict[str, str]) -> None:
+    """The conversation's last inbound time, and the sender's WhatsApp profile
+    when it changed (on the tenant too, once we know who they are)."""
+    changed = {key: value for key, value in profile.items() if value and getattr(conversation, key) != value}
+    Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=message.created_at, **changed)
+    if changed and conversation.tenant_id is not None:
+        names = {"profile_name": "whatsapp_profile_name", "wa_id": "wa_id"}
+        Tenant.objects.filter(pk=conversation.tenant_id).update(**{names[k]: v for k, v in changed.items()})
 
 
 def _repeat(*, provider_sid: str | None) -> InboundResult:

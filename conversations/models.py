@@ -71,6 +71,11 @@ class Conversation(models.Model):
     bot_paused = models.BooleanField(default=False, help_text="A person has taken over; the assistant stays silent.")
     escalated_at = models.DateTimeField(null=True, blank=True)
     escalation_reason = models.TextField(blank=True)
+    # What WhatsApp tells us about the sender (Twilio's ProfileName and WaId),
+    # refreshed from every inbound message. The name is the one they chose in
+    # WhatsApp: used to greet them, never as proof of who they are.
+    profile_name = models.CharField(max_length=200, blank=True, default="", db_default="")
+    wa_id = models.CharField(max_length=32, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -128,6 +133,16 @@ class Message(models.Model):
     direction = models.CharField(max_length=8, choices=Direction.choices)
     author = models.CharField(max_length=16, choices=Author.choices)
     body = models.TextField(blank=True)
+    # Inbound: what kind of WhatsApp message it is (``conversations.message_kinds``),
+    # from the fields Twilio posted; outbound: "text".
+    kind = models.CharField(max_length=16, blank=True, default="", db_default="")
+    # A location pin (Latitude, Longitude, Address, Label).
+    latitude = models.DecimalField(max_digits=9, decimal_places=6, null=True, blank=True)
+    longitude = models.DecimalField(max_digits=9, decimal_places=6, null=True, blank=True)
+    location_name = models.CharField(max_length=300, blank=True, default="", db_default="")
+    # A tapped quick-reply button (ButtonPayload, ButtonText): a structured answer.
+    button_payload = models.CharField(max_length=256, blank=True, default="", db_default="")
+    button_text = models.CharField(max_length=256, blank=True, default="", db_default="")
     # Twilio's MessageSid (SM.../MM...). UNIQUE: a repeated delivery cannot be stored twice.
     provider_sid = models.CharField(max_length=64, unique=True, null=True, blank=True)
     from_address = models.CharField(max_length=64, blank=True)
@@ -199,6 +214,20 @@ class Message(models.Model):
         return f"{self.direction} {self.provider_sid or self.pk}"
 
 
+def message_text(message: Message) -> str:
+    """What the sender wrote or said: the body, then the transcript of each
+    voice note (prefetch ``media`` when reading many messages)."""
+    said = [m.transcript for m in message.media.all() if m.transcription_state == "done" and m.transcript]
+    return "\n".join(part for part in [message.body, *said] if part)
+
+
+class TranscriptionState(models.TextChoices):
+    PENDING = "pending", "Waiting for the transcriber"
+    DONE = "done", "Transcribed"
+    FAILED = "failed", "Could not be transcribed"
+    OFF = "off", "Transcription is off"
+
+
 class Media(models.Model):
     class DownloadState(models.TextChoices):
         PENDING = "pending", "Pending"
@@ -217,6 +246,16 @@ class Media(models.Model):
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     downloaded_at = models.DateTimeField(null=True, blank=True)
+    # Voice notes: their length and what the transcriber heard. The state is
+    # "" for media that are not audio.
+    duration_seconds = models.FloatField(null=True, blank=True)
+    transcription_state = models.CharField(
+        max_length=16, choices=TranscriptionState.choices, blank=True, default="", db_default=""
+    )
+    transcript = models.TextField(blank=True, default="", db_default="")
+    transcript_language = models.CharField(max_length=8, blank=True, default="", db_default="")
+    transcription_error = models.TextField(blank=True, default="", db_default="")
+    transcribed_at = models.DateTimeField(null=True, blank=True)
     # The lease on the download task, as on Message.
     queued_at = models.DateTimeField(null=True, blank=True)
     requeues = models.PositiveSmallIntegerField(default=0, db_default=0)
@@ -229,6 +268,10 @@ class Media(models.Model):
             models.CheckConstraint(
                 condition=Q(download_state__in=["pending", "downloaded", "failed", "rejected"]),
                 name="media_download_state_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(transcription_state__in=["", "pending", "done", "failed", "off"]),
+                name="media_transcription_state_valid",
             ),
         ]
 

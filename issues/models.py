@@ -66,6 +66,9 @@ class Issue(models.Model):
     location = models.CharField(max_length=200, blank=True, help_text="Where in the property, e.g. 'bathroom ceiling'.")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
     photo = models.CharField(max_length=16, choices=Photo.choices, default=Photo.NOT_NEEDED)
+    photo_findings = models.TextField(
+        blank=True, default="", db_default="", help_text="What the assistant saw in the tenant's photos."
+    )
     # The number it came from has no current tenancy at this property: the tenant
     # gave an address, so the landlord checks who they are before sending anyone.
     tenant_unverified = models.BooleanField(

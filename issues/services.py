@@ -118,7 +118,7 @@ def report_photos(*, conversation: Conversation, message_ids: Sequence[int] = ()
         content_type__startswith="image/",
         download_state__in=PHOTO_USABLE_STATES,
         issue_photos__isnull=True,
-    )
+    ).exclude(message__kind="sticker")
 
 
 def _photos_attach(*, issue: Issue, conversation: Conversation) -> None:

@@ -11,7 +11,16 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 from django.conf import settings
 from django.utils import timezone
 
-from conversations.models import Conversation, GatheringState, IdentityStatus, Message
+from conversations import message_kinds
+from conversations.models import (
+    Conversation,
+    GatheringState,
+    IdentityStatus,
+    Media,
+    Message,
+    TranscriptionState,
+    message_text,
+)
 from issues.models import Issue
 from issues.services import PHOTO_USABLE_STATES, report_photos
 from orchestration.gating import Snapshot
@@ -39,7 +48,8 @@ class TurnContext:
 
     @property
     def latest_text(self) -> str:
-        return "\n".join(m.body for m in self.new_messages if m.body).strip()
+        """What the tenant wrote or said in this turn's messages (voice notes' transcripts included)."""
+        return "\n".join(text for m in self.new_messages if (text := message_text(m))).strip()
 
 
 def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> TurnContext:
@@ -48,6 +58,7 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
     history = list(
         Message.objects.filter(conversation=conversation, created_at__lt=first_new)
         .exclude(pk__in=message_ids)
+        .prefetch_related("media")
         .order_by("-created_at", "-id")[: settings.TURN_HISTORY_MESSAGES]
     )[::-1]
     tenant_properties = _tenant_properties(conversation)
@@ -55,7 +66,9 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
     open_issues = _open_issues(scope, conversation, tenant_properties) if scope else []
     photo_received = report_photos(conversation=conversation, message_ids=message_ids).exists()
     report_text = "\n".join(
-        m.body for m in [*history, *new_messages] if m.author == Message.Author.TENANT and in_report(conversation, m)
+        message_text(m)
+        for m in [*history, *new_messages]
+        if m.author == Message.Author.TENANT and in_report(conversation, m)
     )
     snapshot = Snapshot(
         identity=conversation.identity_status,
@@ -152,13 +165,44 @@ def organization_zone(organization) -> ZoneInfo:
 
 def _stamp(message: Message, zone: ZoneInfo) -> str:
     who = {"tenant": "Tenant", "assistant": "You", "landlord": "Agency staff", "system": "System"}[message.author]
-    media = ""
-    if message.direction == "inbound" and message.media.all():
-        photos = [m for m in message.media.all() if m.download_state in PHOTO_USABLE_STATES]
-        unusable = len(message.media.all()) - len(photos)
-        media = f" [sent {len(photos)} photo(s)]" if photos else ""
-        media += f" [sent {unusable} file(s) we could not accept]" if unusable else ""
-    return f"[{timezone.localtime(message.created_at, zone):%Y-%m-%d %H:%M}] {who}: {message.body or ''}{media}"
+    text = message.body or ""
+    if message.direction == "inbound":
+        text = " ".join(part for part in [text, *_inbound_parts(message)] if part)
+    return f"[{timezone.localtime(message.created_at, zone):%Y-%m-%d %H:%M}] {who}: {text}"
+
+
+def _inbound_parts(message: Message) -> list[str]:
+    """What a tenant's message carried besides its text, in words the model reads."""
+    parts = []
+    if message.kind == message_kinds.LOCATION:
+        name = f' "{message.location_name}"' if message.location_name else ""
+        parts.append(f"[shared a location pin{name} at {message.latitude}, {message.longitude}]")
+    if message.button_payload or message.kind == message_kinds.BUTTON:
+        parts.append(f'[tapped the button "{message.button_text}" (payload {message.button_payload or "none"})]')
+    media = list(message.media.all())
+    if message.kind == message_kinds.STICKER:
+        return [*parts, "[sent a sticker]"]
+    usable = [m for m in media if m.download_state in PHOTO_USABLE_STATES]
+    photos = [m for m in usable if message_kinds.media_kind(m.content_type) == message_kinds.IMAGE]
+    if photos:
+        parts.append(f"[sent {len(photos)} photo(s)]")
+    for item in usable:
+        kind = message_kinds.media_kind(item.content_type)
+        if kind == message_kinds.AUDIO:
+            parts.append(_voice_note(item))
+        elif kind != message_kinds.IMAGE:
+            parts.append(f"[sent a {kind}]")
+    if unusable := len(media) - len(usable):
+        parts.append(f"[sent {unusable} file(s) we could not accept]")
+    return parts
+
+
+def _voice_note(media: Media) -> str:
+    if media.transcription_state == TranscriptionState.DONE and media.transcript:
+        return f'[voice note, transcribed: "{media.transcript}"]'
+    if media.transcription_state == TranscriptionState.PENDING:
+        return "[voice note, not transcribed yet]"
+    return "[voice note that could not be transcribed: ask them to type it]"
 
 
 def turn_context_render(context: TurnContext) -> str:

@@ -32,6 +32,10 @@ class Turn(models.Model):
     cache_read_tokens = models.PositiveIntegerField(default=0)
     cache_write_tokens = models.PositiveIntegerField(default=0)
     cost_usd = models.DecimalField(max_digits=10, decimal_places=6, default=0)
+    # Photos shown to the model in this turn, and their share of input_tokens
+    # (estimated from their pixel sizes as the API counts them).
+    images_sent = models.PositiveSmallIntegerField(default=0, db_default=0)
+    image_tokens = models.PositiveIntegerField(default=0, db_default=0)
     outcome = models.CharField(max_length=32, blank=True, help_text="e.g. tool, fallback, flag_off, paused")
     error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -31,6 +31,10 @@ def conversation_identify_by_phone(*, conversation: Conversation) -> str:
     if tenant is None:
         return "unknown_phone"
     conversation.tenant = tenant
+    if conversation.profile_name and tenant.whatsapp_profile_name != conversation.profile_name:
+        Tenant.objects.filter(pk=tenant.pk).update(
+            whatsapp_profile_name=conversation.profile_name, wa_id=conversation.wa_id
+        )
     tenancies = tenancies_current(tenant=tenant)
     named = _tenancy_named(conversation, [t.property for t in tenancies]) if len(tenancies) > 1 else None
     if len(tenancies) == 1:

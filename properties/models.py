@@ -44,6 +44,11 @@ class Organization(models.Model):
         help_text="How readily the emergency classifier raises an alert (docs/emergencies.md). Keyword rules "
         "of your own always raise one.",
     )
+    vision_enabled = models.BooleanField(
+        default=True,
+        db_default=True,
+        help_text="Show tenants' photos to the model (docs/whatsapp.md). Off: it is only told a photo came.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -105,6 +110,9 @@ class Property(models.Model):
     code = models.CharField(max_length=32, help_text="The agency's own short reference, e.g. FLAT-3A.")
     address = models.CharField(max_length=300)
     postcode = models.CharField(max_length=16, blank=True)
+    # WGS84, for matching a tenant's location pin to the nearest property.
+    latitude = models.DecimalField(max_digits=9, decimal_places=6, null=True, blank=True)
+    longitude = models.DecimalField(max_digits=9, decimal_places=6, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -122,6 +130,9 @@ class Tenant(models.Model):
     name = models.CharField(max_length=200)
     phone = models.CharField(max_length=32, help_text="E.164, e.g. +447700900123")
     email = models.EmailField(blank=True)
+    # The WhatsApp profile (ProfileName, WaId) last seen from this tenant's number.
+    whatsapp_profile_name = models.CharField(max_length=200, blank=True, default="", db_default="")
+    wa_id = models.CharField(max_length=32, blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -53,6 +53,7 @@ class ConversationOutput(serializers.ModelSerializer):
             "id",
             "organization",
             "phone",
+            "profile_name",
             "tenant",
             "property",
             "language",
@@ -96,7 +97,17 @@ class MessageListApi(OrganizationScopedApi, generics.ListAPIView):
             class Meta:
                 model = Media
                 ref_name = "MessageMedia"
-                fields = ["id", "index", "content_type", "size", "download_state"]
+                fields = [
+                    "id",
+                    "index",
+                    "content_type",
+                    "size",
+                    "download_state",
+                    "duration_seconds",
+                    "transcription_state",
+                    "transcript",
+                    "transcript_language",
+                ]
 
         media = MediaOutput(many=True, read_only=True)
 
@@ -107,7 +118,13 @@ class MessageListApi(OrganizationScopedApi, generics.ListAPIView):
                 "id",
                 "direction",
                 "author",
+                "kind",
                 "body",
+                "latitude",
+                "longitude",
+                "location_name",
+                "button_payload",
+                "button_text",
                 "status",
                 "flags",
                 "media",

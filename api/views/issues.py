@@ -86,6 +86,7 @@ class IssueOutput(serializers.ModelSerializer):
             "status",
             "location",
             "photo",
+            "photo_findings",
             "scheduled_for",
             "property",
             "tenant",

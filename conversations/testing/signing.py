@@ -16,10 +16,17 @@ def twilio_signature(*, auth_token: str, url: str, params: dict[str, str]) -> st
 
 
 def inbound_params(
-    *, phone: str, to: str, body: str = "", media: list[tuple[str, str]] | None = None, sid: str | None = None
+    *,
+    phone: str,
+    to: str,
+    body: str = "",
+    media: list[tuple[str, str]] | None = None,
+    sid: str | None = None,
+    extra: dict[str, str] | None = None,
 ) -> dict[str, str]:
     """The form Twilio posts for a WhatsApp message. ``media`` is a list of
-    (url, content type)."""
+    (url, content type); ``extra`` adds or replaces fields (MessageType,
+    Latitude, ButtonPayload, ...)."""
     params = {
         "MessageSid": sid or f"SM{uuid.uuid4().hex}",
         "AccountSid": "AC" + "0" * 32,
@@ -32,4 +39,5 @@ def inbound_params(
     for index, (url, content_type) in enumerate(media or []):
         params[f"MediaUrl{index}"] = url
         params[f"MediaContentType{index}"] = content_type
+    params.update(extra or {})
     return params
