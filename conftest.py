@@ -15,6 +15,7 @@ from django.db import connection
 
 from config.celery import QUEUES
 from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
+from conversations.testing.transcription_stub import TranscriptionStubServer
 from conversations.testing.twilio_stub import TwilioStubServer
 
 # Fixtures of a tenant talking to the product, shared by several apps' tests.
@@ -300,6 +301,60 @@ def twilio_stub(settings, monkeypatch):
         _client.cache_clear()
         yield server.stub
         _client.cache_clear()
+
+
+@pytest.fixture
+def transcription_stub(settings, monkeypatch):
+    """A local OpenAI-compatible transcription server, with the http
+    transcriber pointed at it; exported in the environment so a Celery worker
+    started afterwards uses it too."""
+    with TranscriptionStubServer() as server:
+        values = {
+            "TRANSCRIPTION_BACKEND": "http",
+            "TRANSCRIPTION_BASE_URL": server.url,
+            "TRANSCRIPTION_API_KEY": "test-transcription-key",
+            "TRANSCRIPTION_MODEL": "whisper-1",
+            "TRANSCRIPTION_TIMEOUT_SECONDS": "5",
+        }
+        for name, value in values.items():
+            monkeypatch.setenv(name, value)
+        settings.TRANSCRIPTION_BACKEND = "http"
+        settings.TRANSCRIPTION_BASE_URL = server.url
+        settings.TRANSCRIPTION_API_KEY = values["TRANSCRIPTION_API_KEY"]
+        settings.TRANSCRIPTION_MODEL = "whisper-1"
+        settings.TRANSCRIPTION_TIMEOUT_SECONDS = 5.0
+        yield server.stub
+
+
+_SPOKEN: dict[str, bytes] = {}
+
+
+def spoken_ogg(text: str, *, tmp: Path) -> bytes:
+    """``text`` said by espeak-ng and encoded to OGG/Opus by ffmpeg, as a
+    WhatsApp voice note is (both installed by scripts/install-system-deps);
+    the test is skipped, saying why, where they are missing."""
+    import shutil
+
+    if text in _SPOKEN:
+        return _SPOKEN[text]
+    missing = [name for name in ("espeak-ng", "ffmpeg") if shutil.which(name) is None]
+    if missing:
+        pytest.skip(f"{' and '.join(missing)} not installed (scripts/install-system-deps installs them)")
+    wav, ogg = tmp / "spoken.wav", tmp / "spoken.ogg"
+    subprocess.run(["espeak-ng", "-w", str(wav), text], check=True, capture_output=True)
+    subprocess.run(
+        ["ffmpeg", "-y", "-loglevel", "error", "-i", str(wav), "-c:a", "libopus", "-b:a", "24k", str(ogg)],
+        check=True,
+        capture_output=True,
+    )
+    _SPOKEN[text] = ogg.read_bytes()
+    return _SPOKEN[text]
+
+
+@pytest.fixture
+def voice_note(tmp_path):
+    """Make a real voice note: ``voice_note("I can smell gas")`` -> OGG/Opus bytes."""
+    return lambda text: spoken_ogg(text, tmp=tmp_path)
 
 
 @pytest.fixture

@@ -20,6 +20,7 @@ logger = logging.getLogger(__name__)
 # Channel (conversations/tasks.py)
 OUTBOUND_SEND = "outbound.send"
 MEDIA_DOWNLOAD = "media.download"
+MEDIA_TRANSCRIBE = "media.transcribe"
 CHANNEL_SWEEP = "channel.sweep"
 # Turn engine (orchestration/tasks.py)
 INBOUND_PROCESS = "inbound.process"

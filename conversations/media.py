@@ -1,4 +1,4 @@
-"""Downloading the photos tenants send, in a task, never in the webhook.
+"""Downloading the photos and voice notes tenants send, in a task, never in the webhook.
 
 Only Twilio's media hosts are fetched (``TWILIO_MEDIA_HOSTS``). Each URL, the
 first and every redirect, is parsed once with the parser ``requests`` connects
@@ -6,8 +6,14 @@ with and fetched as rebuilt from its checked parts (``media_url_check``). The
 account's credentials go only to Twilio's own media path on api.twilio.com, on
 the first hop: never to the CDN it redirects to, never on a redirect. Media of
 a message that is unrouted or malformed are not fetched at all. Downloads are
-streamed with a size cap and a content-type allowlist; the file is stored with
-its SHA-256.
+streamed with a size cap (``MEDIA_MAX_AUDIO_BYTES`` for audio,
+``MEDIA_MAX_IMAGE_BYTES`` for the rest) and a content-type allowlist; the file
+is stored with its SHA-256.
+
+A voice note's length is read from the file (``conversations.audio``); one
+longer than ``MEDIA_MAX_AUDIO_SECONDS`` is kept but not transcribed. Every
+other downloaded voice note is queued for transcription
+(``conversations.transcription``).
 """
 
 from __future__ import annotations
@@ -21,11 +27,17 @@ from urllib.parse import urljoin
 import requests
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.db import transaction
 from django.db.models import Sum
 from django.utils import timezone
 from urllib3.util import parse_url
 
-from conversations.models import Media, Message
+from config.tasks import MEDIA_TRANSCRIBE
+from conversations.audio import audio_duration
+from conversations.message_kinds import AUDIO, media_kind
+from conversations.models import Media, Message, TranscriptionState
+from conversations.sweeper import queue_leased
+from conversations.transcription import transcription_kick_turn
 from conversations.twilio_client import MediaUrlRefused, media_url_check
 
 logger = logging.getLogger(__name__)
@@ -54,8 +66,9 @@ def media_download(*, media_id: int) -> Media | None:
         media.error = str(exc)
         media.save(update_fields=["download_state", "error"])
         logger.warning("media %s rejected: %s", media.pk, exc)
+        _audio_gone(media)
         return media
-    extension = mimetypes.guess_extension(content_type) or ""
+    extension = _EXTENSIONS.get(content_type) or mimetypes.guess_extension(content_type) or ""
     media.sha256 = hashlib.sha256(content).hexdigest()
     media.file.save(f"{media.sha256[:32]}{extension}", ContentFile(content), save=False)
     media.content_type = content_type
@@ -63,14 +76,61 @@ def media_download(*, media_id: int) -> Media | None:
     media.download_state = Media.DownloadState.DOWNLOADED
     media.downloaded_at = timezone.now()
     media.error = ""
-    media.save(update_fields=["file", "content_type", "size", "sha256", "download_state", "downloaded_at", "error"])
+    fields = ["file", "content_type", "size", "sha256", "download_state", "downloaded_at", "error"]
+    if media_kind(content_type) == AUDIO:
+        fields += _audio_prepare(media, content)
+    media.save(update_fields=fields)
+    if media.transcription_state == TranscriptionState.PENDING:
+        transaction.on_commit(lambda: queue_leased(MEDIA_TRANSCRIBE, [media.pk], Media, [media.pk]))
+    elif media.transcription_state:
+        transcription_kick_turn(media=media)  # nothing to wait for: the turn may go on now
     return media
 
 
 def media_mark_failed(*, media_id: int, reason: str) -> None:
-    Media.objects.filter(pk=media_id, download_state=Media.DownloadState.PENDING).update(
+    updated = Media.objects.filter(pk=media_id, download_state=Media.DownloadState.PENDING).update(
         download_state=Media.DownloadState.FAILED, error=reason[:1000]
     )
+    media = Media.objects.select_related("message").filter(pk=media_id).first()
+    if updated and media is not None:
+        _audio_gone(media)
+
+
+# mimetypes does not know every audio type WhatsApp sends, or names them oddly.
+_EXTENSIONS = {
+    "audio/ogg": ".ogg",
+    "audio/opus": ".opus",
+    "audio/mpeg": ".mp3",
+    "audio/mp4": ".m4a",
+    "audio/aac": ".aac",
+    "audio/amr": ".amr",
+}
+
+
+def _audio_prepare(media: Media, content: bytes) -> list[str]:
+    """A downloaded voice note: its length, and whether it is transcribed.
+    Returns the fields set."""
+    media.duration_seconds = audio_duration(content, media.content_type)
+    if settings.TRANSCRIPTION_BACKEND == "off":
+        media.transcription_state = TranscriptionState.OFF
+        media.transcription_error = "transcription is off (TRANSCRIPTION_BACKEND=off)"
+    elif media.duration_seconds is not None and media.duration_seconds > settings.MEDIA_MAX_AUDIO_SECONDS:
+        media.transcription_state = TranscriptionState.FAILED
+        media.transcription_error = (
+            f"the voice note is {media.duration_seconds:.0f} s long, over MEDIA_MAX_AUDIO_SECONDS "
+            f"({settings.MEDIA_MAX_AUDIO_SECONDS} s): kept, not transcribed"
+        )
+    else:
+        media.transcription_state = TranscriptionState.PENDING
+        media.transcription_error = ""
+    return ["duration_seconds", "transcription_state", "transcription_error"]
+
+
+def _audio_gone(media: Media) -> None:
+    """A voice note that will never be downloaded will never be transcribed
+    either: the turn waiting for it may go on."""
+    if media_kind(media.content_type) == AUDIO or media.message.kind == AUDIO:
+        transcription_kick_turn(media=media)
 
 
 def _fetch(url: str) -> tuple[bytes, str]:
@@ -137,11 +197,14 @@ def _read(response: requests.Response, not_found: int) -> tuple[bytes, str]:
         content_type = response.headers.get("Content-Type", "").split(";")[0].strip().lower()
         if content_type not in settings.MEDIA_ALLOWED_TYPES:
             raise MediaRejected(f"content type {content_type or 'unknown'} is not accepted")
+        cap, cap_name = settings.MEDIA_MAX_IMAGE_BYTES, "MEDIA_MAX_IMAGE_BYTES"
+        if media_kind(content_type) == AUDIO:
+            cap, cap_name = settings.MEDIA_MAX_AUDIO_BYTES, "MEDIA_MAX_AUDIO_BYTES"
         chunks, size = [], 0
         for chunk in response.iter_content(64 * 1024):
             size += len(chunk)
-            if size > settings.MEDIA_MAX_IMAGE_BYTES:
-                raise MediaRejected(f"larger than MEDIA_MAX_IMAGE_BYTES ({settings.MEDIA_MAX_IMAGE_BYTES} bytes)")
+            if size > cap:
+                raise MediaRejected(f"larger than {cap_name} ({cap} bytes)")
             chunks.append(chunk)
         return b"".join(chunks), content_type
 

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from celery import shared_task
+from django.conf import settings
 
-from config.tasks import CHANNEL_SWEEP, MEDIA_DOWNLOAD, OUTBOUND_SEND
+from config.tasks import CHANNEL_SWEEP, MEDIA_DOWNLOAD, MEDIA_TRANSCRIBE, OUTBOUND_SEND
 from conversations.delivery import SendRetry, message_send
 from conversations.media import MediaRetry, media_download, media_mark_failed
 from conversations.sweeper import channel_sweep
+from conversations.transcription import TranscriptionRetry, media_transcribe, media_transcription_fail
 
 
 @shared_task(name=OUTBOUND_SEND, acks_late=True, bind=True, max_retries=5)
@@ -31,6 +33,24 @@ def download_media(self, media_id: int) -> None:
             media_mark_failed(media_id=media_id, reason=f"gave up after retries: {exc}")
             return
         raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
+
+
+# The first retry of a transcription waits a second, then 2, 4, 8: a voice note's
+# turn waits TRANSCRIPTION_WAIT_SECONDS (30 s by default) for it.
+TRANSCRIPTION_BACKOFF_SECONDS = 1.0
+
+
+@shared_task(name=MEDIA_TRANSCRIBE, acks_late=True, bind=True)
+def transcribe_media(self, media_id: int) -> None:
+    try:
+        media_transcribe(media_id=media_id)
+    except TranscriptionRetry as exc:
+        retries = settings.TRANSCRIPTION_MAX_RETRIES
+        if self.request.retries >= retries:
+            media_transcription_fail(media_id=media_id, reason=f"gave up after {retries} retries: {exc}")
+            return
+        backoff = TRANSCRIPTION_BACKOFF_SECONDS * 2**self.request.retries
+        raise self.retry(exc=exc, countdown=backoff, max_retries=retries) from exc
 
 
 @shared_task(name=CHANNEL_SWEEP, acks_late=True)

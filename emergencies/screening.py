@@ -21,6 +21,14 @@ which has workers of its own. Where each decision is taken:
 
 ``Message.screened_at`` records that a message was screened; the row lock taken
 here makes the decision once, whichever of these gets there first.
+
+**Voice notes**: the detector reads ``message_text`` (the body and the done
+transcripts). A voice note arrives with no words and is marked screened with
+nothing to read; when its transcript is done, ``conversations.transcription``
+clears ``screened_at`` and queues ``emergency.screen``, so it is screened
+again on what was said, and the safety text goes out as a WhatsApp message
+(the TwiML has long gone). A message that already raised its alert is not
+screened again: one alert and one safety text per message.
 """
 
 from __future__ import annotations
@@ -35,7 +43,7 @@ from django.utils import timezone
 
 from config.tasks import EMERGENCY_SCREEN, queue_task
 from conversations.delivery import SendRetry, message_send
-from conversations.models import Message
+from conversations.models import Message, message_text
 from conversations.outbound import outbound_send_queue, outbound_text_queue
 from emergencies.alerts import emergency_alert_raise, emergency_recently_alerted, safety_message_for
 from emergencies.detector import Detection, emergency_detect, keyword_detection
@@ -92,7 +100,12 @@ def message_screen(*, message_id: int, stage: str, detection: Detection | None =
         )
         if message is None or message.conversation is None:
             return None
-        result = _decide(message, detection if detection is not None else _detect(message)) if message.body else None
+        # Only a message without typed words is ever screened twice (again after its transcript).
+        if not message.body and EmergencyAlert.objects.filter(message_id=message.pk).exists():
+            _screened_mark(message.pk)  # its alert and safety text are already out
+            return None
+        text = message_text(message)
+        result = _decide(message, detection if detection is not None else _detect(message, text)) if text else None
         _screened_mark(message.pk)
         safety = []
         if result is not None and result.reply and stage != "request":
@@ -115,12 +128,12 @@ def _send_now(message_id: int) -> None:
         outbound_send_queue([message_id])
 
 
-def _detect(message: Message) -> Detection:
+def _detect(message: Message, text: str) -> Detection:
     conversation = message.conversation
     assert conversation is not None
     organization = conversation.organization
     return emergency_detect(
-        message.body,
+        text,
         organization_id=organization.pk,
         country=organization.country,
         sensitivity=organization.emergency_sensitivity,

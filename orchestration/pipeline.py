@@ -8,6 +8,10 @@ arrival order (by id), to the turn engine. The conversation row lock in
 PostgreSQL serialises this across any number of workers and machines; the engine marks
 the messages processed in the transaction that applies the turn and discards
 a result whose messages another worker handled first.
+
+A burst with a voice note also waits for its transcript, up to
+``TRANSCRIPTION_WAIT_SECONDS`` (``orchestration.voice_notes``), in the same
+way: by returning the wait, never by sleeping in the worker.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from emergencies.screening import message_screen
+from orchestration.voice_notes import voice_notes_after_turn, voice_notes_wait
 
 logger = logging.getLogger(__name__)
 
@@ -49,9 +54,12 @@ def inbound_process(*, message_id: int) -> float | None:
         wait = settings.INBOUND_COALESCE_SECONDS - (timezone.now() - pending[-1][1]).total_seconds()
         if wait > 0:
             return wait
+        if (wait := voice_notes_wait(message_ids=ids)) > 0:
+            return wait  # the transcription task queues the turn again as soon as it is done
         for pk in _unscreened(ids):  # the emergency worker has not got to them: the model must not decide first
             message_screen(message_id=pk, stage="turn")
-        turn_run(conversation_id=conversation_id, message_ids=ids)
+        turn = turn_run(conversation_id=conversation_id, message_ids=ids)
+        voice_notes_after_turn(turn=turn, message_ids=ids)
         # If another worker won the race for some of these messages the engine
         # discarded this result; go round again for whatever is left.
         if not Message.objects.filter(pk__in=ids, processed_at__isnull=True).exists():

@@ -1,0 +1,94 @@
+"""Voice notes in the turn: waiting for their transcripts, and asking the
+tenant to type when there is none.
+
+* **The wait.** A turn whose messages include a voice note that is still being
+  downloaded or transcribed waits for it, up to ``TRANSCRIPTION_WAIT_SECONDS``
+  from the voice note's arrival, by returning the seconds to wait (the task
+  queues itself again with that countdown, as the coalescing wait does: no
+  worker sleeps). The transcription task queues the turn again the moment the
+  transcript is done or has failed, so the wait is usually much shorter. A
+  voice note and the text sent after it are therefore one burst, one turn.
+* **The ask.** With the model on, the context tells it which voice notes could
+  not be transcribed and it asks the tenant to type, in its reply. When no
+  model is called (the assistant switched off for the organization, or the
+  model unavailable: the fallback), the product asks itself, with the text
+  below, in the tenant's language (the conversation's, else the
+  organization's country default). The audio is kept either way.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from conversations.message_kinds import AUDIO
+from conversations.models import Conversation, Media, Message, TranscriptionState
+from conversations.outbound import outbound_text_queue
+from orchestration.models import Turn
+from orchestration.replies import DEFAULT_LANGUAGE
+
+PURPOSE = "voice_note_type"
+
+# The language the product writes in before it knows the tenant's, by the organization's country.
+COUNTRY_LANGUAGE = {"GB": "en", "IE": "en", "US": "en"}
+
+ASK_TO_TYPE = {
+    "en": "Sorry, we couldn't listen to your voice note. Could you type your message instead, please?",
+    "pl": "Przepraszamy, nie udało nam się odsłuchać Twojej wiadomości głosowej. Czy możesz ją napisać?",
+    "es": "Lo siento, no hemos podido escuchar tu nota de voz. ¿Puedes escribir tu mensaje, por favor?",
+    "ro": "Ne pare rău, nu am putut asculta mesajul vocal. Ne puteți scrie mesajul, vă rugăm?",
+    "pt": "Desculpe, não conseguimos ouvir a sua mensagem de voz. Pode escrever a sua mensagem, por favor?",
+}
+
+# Turn outcomes in which no model read the voice note's line in the context.
+NO_MODEL_OUTCOMES = {"flag_off", "fallback"}
+
+
+def _waiting(message_ids: list[int]) -> Q:
+    """Voice notes still on their way to a transcript: being transcribed, or not downloaded yet."""
+    audio = Q(content_type__startswith="audio/") | Q(message__kind=AUDIO)
+    downloading = Q(download_state=Media.DownloadState.PENDING) & audio
+    return Q(message_id__in=message_ids) & (Q(transcription_state=TranscriptionState.PENDING) | downloading)
+
+
+def voice_notes_wait(*, message_ids: list[int]) -> float:
+    """Seconds the turn for ``message_ids`` should still wait for their voice
+    notes (0: go on now, transcribed or not)."""
+    arrived = Media.objects.filter(_waiting(message_ids)).values_list("message__created_at", flat=True)
+    if not arrived:
+        return 0.0
+    oldest_allowed = timezone.now().timestamp() - settings.TRANSCRIPTION_WAIT_SECONDS
+    return max(0.0, max(created.timestamp() for created in arrived) - oldest_allowed)
+
+
+def voice_notes_untranscribed(*, message_ids: list[int]) -> list[Media]:
+    """The voice notes of ``message_ids`` that have no transcript (failed, off,
+    too long, never downloaded, or still pending past the wait)."""
+    audio = Q(content_type__startswith="audio/") | Q(message__kind=AUDIO)
+    return list(
+        Media.objects.filter(audio, message_id__in=message_ids, message__direction=Message.Direction.INBOUND)
+        .exclude(transcription_state=TranscriptionState.DONE)
+        .order_by("id")
+    )
+
+
+def ask_to_type_text(conversation: Conversation) -> str:
+    language = conversation.language or COUNTRY_LANGUAGE.get(conversation.organization.country, DEFAULT_LANGUAGE)
+    return ASK_TO_TYPE.get(language, ASK_TO_TYPE[DEFAULT_LANGUAGE])
+
+
+def voice_notes_after_turn(*, turn: Turn | None, message_ids: list[int]) -> list[Message]:
+    """After a turn in which no model was called: ask the tenant to type what
+    their voice notes said (once per turn: the turn applied these messages
+    once). Returns the stored asks."""
+    if turn is None or turn.outcome not in NO_MODEL_OUTCOMES:
+        return []
+    if not voice_notes_untranscribed(message_ids=message_ids):
+        return []
+    conversation = Conversation.objects.select_related("organization").get(pk=turn.conversation_id)
+    if conversation.bot_paused and turn.outcome != "fallback":
+        return []  # a person has taken over: they answer
+    return outbound_text_queue(
+        conversation=conversation, body=ask_to_type_text(conversation), author=Message.Author.ASSISTANT, purpose=PURPOSE
+    )
