@@ -21,7 +21,7 @@ from typing import Any
 
 from django.utils import timezone
 
-from conversations.models import Conversation, GatheringState, Message
+from conversations.models import Conversation, GatheringState, Message, message_text
 from conversations.selectors import message_list
 from emergencies.models import EmergencyAlert
 from issues.services import report_photos
@@ -211,9 +211,9 @@ def replay_view_load(
         photo_received=report_photos(conversation=conversation, message_ids=ids).exists(),
         candidate_code=conversation.candidate_property.code if conversation.candidate_property is not None else "",
         homes=homes,
-        report=[m.body for m in report if m.body],
-        latest="\n".join(m.body for m in messages if m.body).strip(),
-        earlier=[m.body for m in earlier if m.body],
+        report=[text for m in report if (text := message_text(m))],
+        latest="\n".join(text for m in messages if (text := message_text(m))).strip(),
+        earlier=[text for m in earlier if (text := message_text(m))],
         documents=Document.objects.filter(organization_id=conversation.organization_id).exists(),
     )
 

@@ -12,25 +12,29 @@ then the turn), so a scenario's outcome never depends on timing.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
+import mimetypes
 import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from datetime import date
+from decimal import Decimal
 from unittest import mock
 from xml.etree import ElementTree
 
 from django.conf import settings
+from django.core.files.base import ContentFile
 from django.db.models import F
 from django.test import Client, override_settings
 
 from conversations.delivery import message_send
-from conversations.models import Conversation, Message
+from conversations.models import Conversation, Media, Message, TranscriptionState
 from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
 from emergencies.models import EmergencyAlert
 from emergencies.screening import message_screen
 from evals.replay_inputs import replay_script, replay_view_load
-from evals.scenarios import OUTCOMES, Scenario, Turn
+from evals.scenarios import MEDIA_DIR, OUTCOMES, Scenario, Turn
 from issues.models import Issue
 from llm.scripted import scripted_clear, scripted_queue
 from llm.types import LLMError
@@ -95,10 +99,20 @@ def world_create(scenario: Scenario) -> World:
     WhatsAppNumber.objects.create(organization=organization, number=number)
     homes = [
         Property.objects.create(
-            organization=organization, code="FLAT-1", address="Flat 1, 12 Harbour Street, Leeds", postcode="LS1 4AB"
+            organization=organization,
+            code="FLAT-1",
+            address="Flat 1, 12 Harbour Street, Leeds",
+            postcode="LS1 4AB",
+            latitude=Decimal("53.795980"),
+            longitude=Decimal("-1.547040"),
         ),
         Property.objects.create(
-            organization=organization, code="HOUSE-7", address="7 Orchard Lane, Headingley, Leeds", postcode="LS6 3HN"
+            organization=organization,
+            code="HOUSE-7",
+            address="7 Orchard Lane, Headingley, Leeds",
+            postcode="LS6 3HN",
+            latitude=Decimal("53.819100"),
+            longitude=Decimal("-1.579800"),
         ),
     ]
     phone = f"+447700{int(suffix, 16) % 1_000_000:06d}"
@@ -210,6 +224,46 @@ def scenario_run(scenario: Scenario, *, live: bool = False) -> ScenarioResult:
     return result
 
 
+VOICE = "voice"
+
+
+def _attachments(turn: Turn) -> list[tuple[str, str | None]]:
+    """(content type, what arrives) per attachment: None for media that stay
+    pending, a file name from MEDIA_DIR for a photo, VOICE for a voice note."""
+    found: list[tuple[str, str | None]] = [(content_type, None) for content_type in turn.media]
+    found += [(mimetypes.guess_type(name)[0] or "image/jpeg", name) for name in turn.photos]
+    if turn.voice is not None or turn.voice_failed:
+        found.append(("audio/ogg", VOICE))
+    return found
+
+
+def _attachments_arrive(message: Message, turn: Turn, attachments: list[tuple[str, str | None]]) -> None:
+    """What the media download and transcription workers would have done by
+    the time the turn runs: photos stored, the voice note transcribed (or not).
+    A transcript is screened for emergencies like typed words."""
+    media = {item.index: item for item in message.media.all()}
+    for index, (content_type, arrives) in enumerate(attachments):
+        item = media.get(index)
+        if item is None or arrives is None:
+            continue
+        if arrives == VOICE:
+            item.download_state = Media.DownloadState.DOWNLOADED
+            if turn.voice_failed:
+                item.transcription_state = TranscriptionState.FAILED
+                item.transcription_error = "the scenario's transcriber could not read it"
+            else:
+                item.transcription_state, item.transcript = TranscriptionState.DONE, turn.voice or ""
+            item.save()
+            Message.objects.filter(pk=message.pk).update(screened_at=None)  # screened again, on the transcript
+            continue
+        content = (MEDIA_DIR / arrives).read_bytes()
+        item.file.save(arrives, ContentFile(content), save=False)
+        item.content_type, item.size = content_type, len(content)
+        item.sha256 = hashlib.sha256(content).hexdigest()
+        item.download_state = Media.DownloadState.DOWNLOADED
+        item.save()
+
+
 def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn: Turn, *, live: bool) -> TurnResult:
     if turn.after:
         _time_travel(world.organization, turn.after)
@@ -221,15 +275,17 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
         "outbound_id": Message.objects.filter(direction="outbound").order_by("-id").values_list("id", flat=True).first()
         or 0,
     }
+    attachments = _attachments(turn)
     media = [
-        (f"https://api.twilio.com/2010-04-01/Accounts/AC0/Messages/MM{index}/Media/ME{n}", ct)
-        for n, ct in enumerate(turn.media)
+        (f"https://api.twilio.com/2010-04-01/Accounts/AC0/Messages/MM{index}/Media/ME{n}", content_type)
+        for n, (content_type, _) in enumerate(attachments)
     ]
-    params = inbound_params(phone=world.phone, to=world.number, body=turn.tenant, media=media)
+    params = inbound_params(phone=world.phone, to=world.number, body=turn.tenant, media=media, extra=turn.twilio)
     signature = twilio_signature(auth_token=AUTH_TOKEN, url=PUBLIC_URL + WEBHOOK_PATH, params=params)
     response = client.post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=signature)
     instant = [n.text or "" for n in ElementTree.fromstring(response.content).iter("Message")]  # noqa: S314 - our own TwiML
     message = Message.objects.get(provider_sid=params["MessageSid"])
+    _attachments_arrive(message, turn, attachments)
     console = io.StringIO()
     with contextlib.redirect_stdout(console):
         message_screen(message_id=message.pk, stage="worker")  # the emergency worker's part, before the turn

@@ -6,7 +6,8 @@
     tags: [gathering, regression]
     tenant:
       phone_known: true        # false: the number matches no tenant
-      properties: 1            # current tenancies for this phone: 0, 1 or 2
+      properties: 1            # current tenancies for this phone: 0, 1 or 2 (FLAT-1, then HOUSE-7;
+                               # their coordinates are in evals/runner.py world_create, for pins)
     setup:                     # optional
       open_issues: [{title: Leaking kitchen tap, category: plumbing, location: kitchen sink}]
       documents: [boiler-flat-1.md]   # from retrieval/demo_documents, ingested for this scenario
@@ -14,7 +15,11 @@
     turns:
       - tenant: "My boiler is not working"   # "" with media for a photo alone
         after: 3d              # optional: time that passes before this turn (s, m, h, d)
-        media: ["image/jpeg"]  # optional
+        media: ["image/jpeg"]  # optional: attachments by content type (not downloaded)
+        photos: [water-near-socket.jpg]  # optional: image files from evals/scenarios/media/, stored as downloaded
+        voice: "it's the boiler again"   # optional: a voice note, transcribed to this text before the turn
+        voice_failed: true     # optional: a voice note the transcriber could not read
+        twilio: {MessageType: location, Latitude: "53.7960", Longitude: "-1.5470"}  # optional: more posted fields
         model:                 # optional: the scripted answer(s) in replay mode, in order; a refused
           tool: ask_for_details  # call is answered with the next one
           input: {question: "Is there an error code on the display?"}
@@ -59,6 +64,7 @@ from conversations.models import GatheringState, IdentityStatus
 from orchestration.tool_definitions import SCHEMAS, TOOL_NAMES
 
 SCENARIO_DIR = Path(settings.BASE_DIR) / "evals" / "scenarios"
+MEDIA_DIR = SCENARIO_DIR / "media"
 OUTCOMES = ["fallback", "flag_off", "paused"]  # what a turn without a tool call ends in
 VERDICTS = ["confirmed", "dismissed"]  # what the model check of a keyword alert may decide
 DURATION = re.compile(r"^(\d+)([smhd])$")
@@ -85,6 +91,10 @@ class Turn:
     tenant: str
     after: timedelta | None = None
     media: list[str] = field(default_factory=list)
+    photos: list[str] = field(default_factory=list)  # files in MEDIA_DIR
+    voice: str | None = None  # a voice note's transcript
+    voice_failed: bool = False
+    twilio: dict[str, str] = field(default_factory=dict)
     model: list[dict] = field(default_factory=list)  # scripted answers for this turn, in order
     expect: Expect = field(default_factory=Expect)
 
@@ -179,7 +189,17 @@ def scenario_parse(data: Any, path: Path) -> Scenario:
         spot = f"{where}.turns[{n}]"
         if not isinstance(raw, dict) or "tenant" not in raw:
             raise ScenarioError(f"{spot}: a mapping with at least 'tenant' (\"\" for media only)")
-        _check_keys(raw, {"tenant", "after", "media", "model", "expect"}, spot)
+        _check_keys(
+            raw, {"tenant", "after", "media", "photos", "voice", "voice_failed", "twilio", "model", "expect"}, spot
+        )
+        twilio = raw.get("twilio") or {}
+        if not isinstance(twilio, dict):
+            raise ScenarioError(f"{spot}.twilio: a mapping of Twilio field names to values")
+        photos = [str(name) for name in raw.get("photos") or []]
+        if missing := [name for name in photos if not (MEDIA_DIR / name).is_file()]:
+            raise ScenarioError(f"{spot}.photos: no such file in {MEDIA_DIR}: {', '.join(missing)}")
+        if raw.get("voice") is not None and raw.get("voice_failed"):
+            raise ScenarioError(f"{spot}: a voice note is either transcribed (voice) or not (voice_failed)")
         expect = raw.get("expect") or {}
         _check_keys(
             expect,
@@ -207,6 +227,10 @@ def scenario_parse(data: Any, path: Path) -> Scenario:
                 tenant=str(raw["tenant"] or ""),
                 after=duration_parse(raw["after"], spot) if raw.get("after") else None,
                 media=list(raw.get("media") or []),
+                photos=photos,
+                voice=str(raw["voice"]) if raw.get("voice") is not None else None,
+                voice_failed=bool(raw.get("voice_failed")),
+                twilio={str(k): str(v) for k, v in twilio.items()},
                 model=_model(raw["model"], f"{spot}.model") if raw.get("model") else [],
                 expect=Expect(
                     tools=_tools(expect.get("tools", []), f"{spot}.expect.tools", TOOL_NAMES + OUTCOMES),

@@ -24,6 +24,9 @@ def parse(**changes):
         ({"turns": [{"tenant": "hi", "model": {"tool": "respond", "inpt": {}}}]}, "unknown field(s) inpt"),
         ({"colour": "blue"}, "unknown field(s) colour"),
         ({"turns": [{"body": "hi"}]}, "turns[0]: a mapping with at least 'tenant'"),
+        ({"turns": [{"tenant": "", "photos": ["nowhere.jpg"]}]}, "photos: no such file in"),
+        ({"turns": [{"tenant": "", "voice": "hi", "voice_failed": True}]}, "either transcribed (voice) or not"),
+        ({"turns": [{"tenant": "", "twilio": ["Latitude"]}]}, "twilio: a mapping of Twilio field names"),
     ],
 )
 def test_loader_says_which_file_and_field_is_wrong(changes, message):
@@ -68,3 +71,34 @@ def test_a_wrong_expectation_fails_with_what_happened():
     assert "end: 0 issue(s) created, expected 1" in result.failures[2]
     trace = result.turns[0].trace
     assert trace["identity"] == ["unidentified", "confirmed"] and trace["outbound"] == ["Any error code?"]
+
+
+@pytest.mark.django_db
+def test_a_voice_note_reaches_the_turn_as_its_transcript_and_a_pin_as_a_pin(settings):
+    settings.EMERGENCY_CLASSIFIER = "off"  # this tests the scenario runner, not the detector
+    scenario = parse(
+        turns=[
+            {
+                "tenant": "",
+                "voice": "the kitchen tap is dripping all day",
+                "model": {
+                    "tool": "ask_for_photo",
+                    "input": {"message": "A photo?", "problem": "tap dripping all day", "location": "kitchen"},
+                },
+                "expect": {"tools": ["ask_for_photo"]},
+            },
+            {
+                "tenant": "",
+                "twilio": {"MessageType": "location", "Latitude": "53.79598", "Longitude": "-1.54704"},
+                "model": {"tool": "respond", "input": {"message": "Thanks."}},
+                "expect": {"tools": ["respond"]},
+            },
+        ]
+    )
+    result = scenario_run(scenario)
+    assert result.passed, result.failures
+    from conversations.models import Message
+
+    voice, pin = Message.objects.filter(direction="inbound").order_by("id")
+    assert voice.media.get().transcript == "the kitchen tap is dripping all day" and voice.kind == "audio"
+    assert pin.kind == "location" and str(pin.latitude) == "53.795980"
