@@ -116,6 +116,7 @@ class IssueAdmin(ScopedModelAdmin):
         "title",
         "description",
         "location",
+        "photo_findings",
         "tenant__name",
         "tenant__phone",
         "property__code",
@@ -140,10 +141,11 @@ class IssueAdmin(ScopedModelAdmin):
         "tenant_phone",
         "emergency_alerts",
         "tenant_unverified",
+        "photo_findings",
     ]
     fieldsets = [
         (None, {"fields": ["organization", "reference", "title", "description", "location"]}),
-        ("Triage", {"fields": ["urgency", "category", "photo"]}),
+        ("Triage", {"fields": ["urgency", "category", "photo", "photo_findings"]}),
         (
             "Where and who",
             {

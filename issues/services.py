@@ -66,11 +66,19 @@ def issue_create(
     urgency: str,
     location: str,
     photo: str,
+    photo_findings: str = "",
 ) -> tuple[Issue, bool]:
-    """Create the issue, or add to an open duplicate. Returns (issue, created)."""
+    """Create the issue, or add to an open duplicate. Returns (issue, created).
+    ``photo_findings`` is what the assistant saw in the tenant's photos; on a
+    duplicate it goes into the update and is added to the issue's own."""
+    photo_findings = photo_findings.strip()
     duplicate = issue_duplicate_find(conversation=conversation, title=title, description=description, location=location)
     if duplicate is not None:
-        IssueUpdate.objects.create(issue=duplicate, author=IssueUpdate.Author.TENANT, body=description)
+        body = f"{description}\n\nSeen in the photos: {photo_findings}" if photo_findings else description
+        IssueUpdate.objects.create(issue=duplicate, author=IssueUpdate.Author.TENANT, body=body)
+        if photo_findings and photo_findings not in duplicate.photo_findings:
+            duplicate.photo_findings = f"{duplicate.photo_findings}\n{photo_findings}".strip()
+            duplicate.save(update_fields=["photo_findings", "updated_at"])
         _photos_attach(issue=duplicate, conversation=conversation)
         return duplicate, False
     if conversation.property is None:  # gating allows create_issue only once the property is confirmed
@@ -87,6 +95,7 @@ def issue_create(
         urgency=urgency,
         location=location[:200],
         photo=photo,
+        photo_findings=photo_findings,
         tenant_unverified=not _tenancy_on_record(conversation),
     )
     _photos_attach(issue=issue, conversation=conversation)
@@ -134,6 +143,8 @@ def landlord_notify_issue(*, issue: Issue) -> None:
         f"{issue.title}\nProperty: {issue.property}\nWhere: {issue.location}\nUrgency: {issue.urgency}\n\n"
         f"{issue.description}"
     )
+    if issue.photo_findings:
+        body += f"\n\nSeen in the tenant's photos: {issue.photo_findings}"
     if issue.tenant_unverified:
         phone = issue.conversation.phone if issue.conversation is not None else "unknown"
         body += f"\n\nUnverified: reported from {phone}, a number with no tenancy at this property. Check who it is."
@@ -145,7 +156,8 @@ def landlord_notify_issue(*, issue: Issue) -> None:
         outbound_text_queue(
             organization=organization,
             to=organization.contact_whatsapp,
-            body=f"New repair {subject}",
+            body=f"New repair {subject}"
+            + (f"\nSeen in the photos: {issue.photo_findings[:300]}" if issue.photo_findings else ""),
             author="system",
             purpose="landlord_alert",
         )

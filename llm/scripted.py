@@ -14,6 +14,9 @@ scenarios, the demo and load benchmarks. It says so in every response's
    says it did not understand otherwise. It calls only the tools it is
    offered, and uses optional fields only when the offered schema has them.
    It is a demo, not the product: real conversations need Claude.
+   A message's content may be a list of blocks (the turn engine puts the
+   tenant's photos before the context): it reads the text blocks and does
+   not look at images.
 
 ``SCRIPTED_MODEL_DELAY_MS`` adds pretend thinking time.
 """
@@ -44,7 +47,14 @@ from llm.scripted_summary import (
     understood,
     went_away,
 )
-from llm.types import PASSAGE_SEPARATOR, SCRIPTED_MODEL_PREFIX, LLMResponse, LLMUnavailable, ToolCall
+from llm.types import (
+    PASSAGE_SEPARATOR,
+    SCRIPTED_MODEL_PREFIX,
+    LLMResponse,
+    LLMUnavailable,
+    ToolCall,
+    content_text,
+)
 
 
 def _redis() -> redis.Redis:
@@ -138,7 +148,7 @@ def _forced_answer(tool_choice: dict | None, messages: list[dict]) -> tuple[str,
     by the alert (when unsure it is an emergency) and says it is scripted."""
     if not tool_choice or tool_choice.get("name") != "emergency_verdict":
         return None
-    prompt = messages[0]["content"] if isinstance(messages[0]["content"], str) else ""
+    prompt = content_text(messages[0]["content"])
     category = re.search(r"^Alert category[^:]*: (\w+)", prompt, re.M)
     return "emergency_verdict", {
         "reasoning": "Scripted check (no ANTHROPIC_API_KEY): the alert stands as raised; with Claude configured "
@@ -265,7 +275,7 @@ def _asked_where(body: str) -> bool:
 def _policy(messages: list[dict], tools: list[dict[str, Any]] | None = None) -> tuple[str, dict]:
     """A plausible next tool from the context block and the last tool result."""
     offer = _Offer(tools)
-    chat = _Chat(messages[0]["content"] if isinstance(messages[0]["content"], str) else "")
+    chat = _Chat(content_text(messages[0]["content"]))  # the context's words; photos are not read
     last = messages[-1]["content"]
     if isinstance(last, list) and last and last[0].get("type") == "tool_result":
         return _after_tool(messages, chat, offer)

@@ -19,6 +19,39 @@ PRICES_PER_MTOK: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+# A message's ``content`` is a string or a list of content blocks: text
+# (``{"type": "text", "text": ...}``), images (``image_block``), tool use and
+# tool results. Every backend takes both forms.
+Content = str | list[dict[str, Any]]
+
+
+def text_block(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def image_block(*, data: str, media_type: str = "image/jpeg") -> dict[str, Any]:
+    """An image content block with the bytes inline (base64), the form the
+    Messages API takes on every platform: never a URL."""
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}
+
+
+def content_text(content: Content | None) -> str:
+    """The words of a message's content: the string, or its text blocks joined
+    (images and other blocks left out)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+
+
+def content_images(content: Content | None) -> list[dict[str, Any]]:
+    """The image blocks of a message's content."""
+    if not isinstance(content, list):
+        return []
+    return [b for b in content if isinstance(b, dict) and b.get("type") == "image"]
+
+
 class LLMError(Exception):
     """Base class: the model gave no usable answer."""
 

@@ -59,6 +59,7 @@ class TurnAdmin(ReadOnlyMixin, ScopedModelAdmin):
         "hits",
         "input_tokens",
         "output_tokens",
+        "images_column",
         "cost_usd",
         "latency_total_ms",
         "model",
@@ -71,8 +72,8 @@ class TurnAdmin(ReadOnlyMixin, ScopedModelAdmin):
     show_full_result_count = False
     paginator = CappedCountPaginator
     list_per_page = 100
-    fields = ["conversation_column", "trace", "created_at"]
-    readonly_fields = ["conversation_column", "trace", "created_at"]
+    fields = ["conversation_column", "trace", "images_column", "created_at"]
+    readonly_fields = ["conversation_column", "trace", "images_column", "created_at"]
 
     class Media:
         css = {"all": [ADMIN_CSS]}
@@ -88,6 +89,13 @@ class TurnAdmin(ReadOnlyMixin, ScopedModelAdmin):
     def tool_chosen(self, obj):
         names = [call.get("name", "?") for call in obj.tool_calls or [] if not call.get("is_error")]
         return names[-1] if names else "—"
+
+    @admin.display(description="Photos seen (tokens)", ordering="image_tokens")
+    def images_column(self, obj):
+        """The photos shown to the model and their estimated share of the input tokens (and so of the cost)."""
+        if not obj.images_sent:
+            return "—"
+        return f"{obj.images_sent} ({obj.image_tokens} tokens)"
 
     @admin.display(description="Knowledge hits")
     def hits(self, obj):

@@ -23,7 +23,9 @@ from conversations.models import (
 )
 from issues.models import Issue
 from issues.services import PHOTO_USABLE_STATES, report_photos
-from orchestration.gating import Snapshot
+from llm.types import Content, text_block
+from orchestration.gating import Snapshot, create_issue_possible
+from orchestration.images import ImageCache, TurnImages, turn_images_build, vision_on
 from properties.models import Property
 from properties.selectors import tenancies_current
 
@@ -258,6 +260,39 @@ def turn_context_render(context: TurnContext) -> str:
     lines.append("New message(s) from the tenant:")
     lines += [_stamp(m, zone) for m in context.new_messages]
     return "\n".join(lines)
+
+
+def turn_images(context: TurnContext, *, cache: ImageCache) -> TurnImages:
+    """The tenant's photos the model sees in this call (``orchestration.images``):
+    those of this turn's messages, and the report's own whenever an issue may
+    be created (or in an emergency), so ``create_issue`` is decided, and
+    ``photo_findings`` written, looking at them. Nothing with vision off."""
+    conversation = context.conversation
+    if not vision_on(conversation):
+        return TurnImages()
+    candidates = [m for message in context.new_messages for m in message.media.all()]
+    candidates = [m for m in candidates if m.download_state in PHOTO_USABLE_STATES]
+    if context.snapshot.photo_received and (context.snapshot.emergency or create_issue_possible(context.snapshot)):
+        new_ids = [m.pk for m in context.new_messages]
+        candidates += list(
+            report_photos(conversation=conversation, message_ids=new_ids).select_related("message").order_by("id")
+        )
+    return turn_images_build(candidates=candidates, zone=organization_zone(conversation.organization), cache=cache)
+
+
+def turn_context_content(context: TurnContext, *, cache: ImageCache) -> tuple[Content, TurnImages]:
+    """The first user message's content: the rendered context (a string, as
+    always, when there is no photo to show or vision is off), or the photos as
+    image blocks, each after its label, then the context with a note on what
+    was shown and what was not."""
+    text = turn_context_render(context)
+    images = turn_images(context, cache=cache)
+    if not images.images and not images.notes:
+        return text, images
+    text = "\n".join([text, *images.notes])
+    if not images.images:
+        return text, images
+    return [*images.blocks(), text_block(text)], images
 
 
 def retrieval_wanted(context: TurnContext) -> bool:

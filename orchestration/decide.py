@@ -14,9 +14,10 @@ from django.conf import settings
 from conversations.models import GatheringState
 from llm.client import llm_complete
 from llm.types import LLMError, LLMResponse, ToolCall
-from orchestration.context import TurnContext, retrieval_wanted, turn_context_confirmed, turn_context_render
+from orchestration.context import TurnContext, retrieval_wanted, turn_context_confirmed, turn_context_content
 from orchestration.gating import create_issue_possible, rejection
 from orchestration.handlers import LOOKUPS, tool_lookup
+from orchestration.images import ImageCache
 from orchestration.knowledge import knowledge_add
 from orchestration.prompt import SYSTEM_PROMPT
 from orchestration.tool_definitions import TOOLS, tool_input_errors
@@ -46,7 +47,9 @@ def decide(context: TurnContext, decision: Decision) -> Decision:
     confirm_property call goes on with a copy (``turn_context_confirmed``)."""
     if retrieval_wanted(context):
         knowledge_add(context, decision)
-    messages: list[dict[str, Any]] = [{"role": "user", "content": turn_context_render(context)}]
+    cache = ImageCache()  # each photo is resized once, however often the model is called
+    content, images = turn_context_content(context, cache=cache)
+    messages: list[dict[str, Any]] = [{"role": "user", "content": content}]
     model = model_for(context)
     lookups = 0
     try:
@@ -60,6 +63,7 @@ def decide(context: TurnContext, decision: Decision) -> Decision:
                 script_key=context.conversation.phone,
             )
             decision.add_usage(response)
+            decision.add_images(images)
             if not response.tool_calls:
                 reason: str | None = "Reply by calling exactly one tool."
                 call = None
@@ -99,7 +103,8 @@ def decide(context: TurnContext, decision: Decision) -> Decision:
                 decision.first, decision.first_index, decision.call = call, decision.call_index, None
                 code = call.input.get("property_code") or context.snapshot.candidate_code
                 context = turn_context_confirmed(context, property_code=code)
-                messages = [{"role": "user", "content": turn_context_render(context)}]
+                content, images = turn_context_content(context, cache=cache)
+                messages = [{"role": "user", "content": content}]
                 model = model_for(context)
                 continue
             return decision

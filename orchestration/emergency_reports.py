@@ -206,6 +206,10 @@ def emergency_issue_refine(*, conversation: Conversation, tool_input: dict[str, 
     if location and not issue.location:
         issue.location = location[:200]
         fields.append("location")
+    findings = str(tool_input.get("photo_findings", "")).strip()
+    if findings and findings not in issue.photo_findings:
+        issue.photo_findings = f"{issue.photo_findings}\n{findings}".strip()
+        fields.append("photo_findings")
     if fields:
         issue.save(update_fields=[*fields, "updated_at"])
     return issue

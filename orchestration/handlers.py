@@ -178,6 +178,7 @@ def _create_issue(conversation: Conversation, tool_input: dict[str, Any]) -> tup
         urgency=urgency,
         location=tool_input["location"],
         photo=tool_input["photo"],
+        photo_findings=tool_input.get("photo_findings", ""),
     )
     safety = _emergency_alert_ensure(conversation, issue) if urgency == "emergency" else ""
     conversation.emergency_category = ""

@@ -99,7 +99,10 @@ TOOLS: list[dict] = [
         "name": "create_issue",
         "description": (
             "Create the repair issue once the description and location are clear and a photo was provided or "
-            "declined (or is not needed: emergencies). Needs a confirmed identity. 'message' is what the tenant reads."
+            "declined (or is not needed: emergencies). Needs a confirmed identity. 'message' is what the tenant reads. "
+            "If you were shown the tenant's photos, say what they show in photo_findings. A hazard you see in a "
+            "photo (water near electrics, scorch marks, soot around a boiler, a fallen ceiling) makes it urgency "
+            "emergency: the landlord is alerted and the safety advice added to your message."
         ),
         "input_schema": {
             "type": "object",
@@ -110,6 +113,11 @@ TOOLS: list[dict] = [
                 "urgency": {"type": "string", "enum": ["emergency", "urgent", "routine"]},
                 "location": {"type": "string", "description": "Where in the property, e.g. 'bathroom ceiling'."},
                 "photo": {"type": "string", "enum": ["provided", "declined", "not_needed"]},
+                "photo_findings": {
+                    "type": "string",
+                    "description": "What you saw in the tenant's photos that a contractor needs (what is damaged, "
+                    "how badly, any hazard), in English, one or two sentences. Only from photos you were shown.",
+                },
                 "message": {"type": "string"},
             },
             "required": ["title", "description", "category", "urgency", "location", "photo", "message"],

@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from llm.types import LLMResponse, ToolCall
+from orchestration.images import TurnImages
 from orchestration.models import Turn
 from orchestration.prompt import PROMPT_VERSION
 from orchestration.tool_definitions import TOOL_NAMES
@@ -36,6 +37,10 @@ class Decision:
     cache_read_tokens: int = 0
     cache_write_tokens: int = 0
     cost_usd: Decimal = Decimal(0)
+    # The photos shown to the model (media ids) and their estimated tokens,
+    # counted on every call they went with, as input_tokens are.
+    image_ids: set[int] = field(default_factory=set)
+    image_tokens: int = 0
     model_ms: int = 0
     retrieval_ms: int = 0
     error: str = ""
@@ -51,6 +56,12 @@ class Decision:
         self.cache_write_tokens += response.cache_write_tokens
         self.cost_usd += response.cost_usd
         self.model_ms += response.latency_ms
+
+    def add_images(self, images: TurnImages) -> None:
+        """The photos of a call the model answered: their tokens are part of
+        that call's input tokens (and so of its cost)."""
+        self.image_ids |= {image.media_id for image in images.images}
+        self.image_tokens += images.tokens
 
     def add_retrieval(self, hits: list[dict[str, Any]], *, elapsed_ms: int, via: str) -> None:
         self.retrieval_hits += [{**hit, "via": via} for hit in hits]
@@ -97,6 +108,8 @@ def turn_record(
         cache_read_tokens=decision.cache_read_tokens,
         cache_write_tokens=decision.cache_write_tokens,
         cost_usd=decision.cost_usd,
+        images_sent=len(decision.image_ids),
+        image_tokens=decision.image_tokens,
         outcome=outcome,
         error=decision.error,
     )

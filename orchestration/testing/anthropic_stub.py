@@ -2,11 +2,15 @@
 
 The real ``anthropic`` SDK talks HTTP to it. Tests queue what it answers
 (tool_use responses, HTTP errors such as 429 or 529, or a delay longer than the
-client's timeout) and read back every request it received.
+client's timeout) and read back every request it received; ``request_images``
+decodes the image blocks a request carried, to check what the model was shown.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import io
 import json
 import threading
 import time
@@ -53,6 +57,61 @@ def _message(content, stop_reason, model, input_tokens, output_tokens, cache_rea
             "cache_creation_input_tokens": cache_write,
         },
     }
+
+
+@dataclass(frozen=True)
+class SentImage:
+    """One image block of a request, decoded: what the model would have seen."""
+
+    source_type: str  # "base64" (what we send), or "url" (what we must never send)
+    media_type: str
+    format: str  # what Pillow reads in the bytes ("JPEG", ...); "" if unreadable or not inline
+    width: int
+    height: int
+    size: int  # bytes once decoded
+    data: bytes
+
+
+def request_images(request: dict[str, Any]) -> list[SentImage]:
+    """The image blocks of every message of a recorded request, in order,
+    their base64 decoded and opened with Pillow (as the API would)."""
+    from PIL import Image
+
+    found = []
+    for message in request["json"].get("messages", []):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if not isinstance(block, dict) or block.get("type") != "image":
+                continue
+            source = block.get("source", {})
+            raw, fmt, width, height = b"", "", 0, 0
+            if source.get("type") == "base64":
+                try:
+                    raw = base64.b64decode(source.get("data", ""), validate=True)
+                    with Image.open(io.BytesIO(raw)) as image:
+                        fmt, (width, height) = image.format or "", image.size
+                except (binascii.Error, OSError, ValueError):
+                    pass
+            found.append(
+                SentImage(
+                    source_type=source.get("type", ""),
+                    media_type=source.get("media_type", ""),
+                    format=fmt,
+                    width=width,
+                    height=height,
+                    size=len(raw),
+                    data=raw,
+                )
+            )
+    return found
+
+
+def request_text(request: dict[str, Any]) -> str:
+    """The words of the request's first message (the turn's context)."""
+    content = request["json"]["messages"][0]["content"]
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
 
 
 @dataclass
