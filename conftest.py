@@ -97,6 +97,8 @@ def celery_worker_factory(transactional_db, tmp_path):
             "DATABASE_URL": database_url_for_children(),
             "CELERY_KEY_PREFIX": os.environ["CELERY_KEY_PREFIX"],
             "PYTHONUNBUFFERED": "1",
+            # The test's own media folder: a worker that downloads a file stores it where the test reads it.
+            "MEDIA_ROOT": str(settings.MEDIA_ROOT),
             **extra_env,
         }
         worker = WorkerProcess(tmp_path / f"worker-{len(workers)}.log", env, f"test-{os.getpid()}-{len(workers)}@%h")
