@@ -23,6 +23,8 @@ from properties.admin_scoping import ScopedModelAdmin
 TRANSCRIPT_RECENT = 200
 # Served inline; anything else downloads as a file (a tenant cannot make us serve HTML).
 INLINE_IMAGE_TYPES = {"image/jpeg", "image/png", "image/gif", "image/webp"}
+# Voice notes play in the page (<audio controls>): served inline with their own type too.
+INLINE_AUDIO_TYPES = {"audio/ogg", "audio/opus", "audio/mpeg", "audio/mp4", "audio/aac", "audio/amr"}
 
 # The mixin below is for ModelAdmin subclasses: the type checker sees it as one.
 if TYPE_CHECKING:
@@ -120,13 +122,22 @@ class MessageAdmin(ReadOnlyMixin, ScopedModelAdmin):
 
 @admin.register(Media)
 class MediaAdmin(ReadOnlyMixin, ScopedModelAdmin):
-    list_display = ["message", "index", "preview", "content_type", "size", "download_state"]
+    list_display = [
+        "message",
+        "index",
+        "preview",
+        "content_type",
+        "size",
+        "download_state",
+        "transcription_state",
+        "short_transcript",
+    ]
     list_select_related = ["message"]
-    list_filter = ["download_state"]
+    list_filter = ["download_state", "transcription_state"]
     show_full_result_count = False
     paginator = CappedCountPaginator
     exclude = ["file"]
-    readonly_fields = ["preview"]
+    readonly_fields = ["preview", "player"]
 
     class Media:
         css = {"all": [ADMIN_CSS]}
@@ -134,6 +145,18 @@ class MediaAdmin(ReadOnlyMixin, ScopedModelAdmin):
     @admin.display(description="Preview")
     def preview(self, obj):
         return media_thumbnail(obj)
+
+    @admin.display(description="Transcript")
+    def short_transcript(self, obj):
+        return Truncator(obj.transcript).chars(80)
+
+    @admin.display(description="Listen")
+    def player(self, obj):
+        """A voice note plays here; staff only, through the scoped file view."""
+        if not obj.file or obj.content_type not in INLINE_AUDIO_TYPES:
+            return "—"
+        url = reverse("admin:conversations_media_file", args=[obj.pk])
+        return format_html('<audio controls preload="none" src="{}" id="voice-note-{}"></audio>', url, obj.pk)
 
     def get_urls(self):
         return [
@@ -146,13 +169,13 @@ class MediaAdmin(ReadOnlyMixin, ScopedModelAdmin):
         ]
 
     def file_view(self, request, object_id):
-        """The stored photo, behind the same scoping as everything else."""
+        """The stored photo or voice note, behind the same scoping as everything else."""
         media = self.get_object(request, object_id)
         if not self.has_view_permission(request, media):
             raise PermissionDenied
         if not media.file:
             raise Http404("This media file has not been downloaded.")
-        inline = media.content_type in INLINE_IMAGE_TYPES
+        inline = media.content_type in INLINE_IMAGE_TYPES | INLINE_AUDIO_TYPES
         response = FileResponse(
             media.file.open("rb"),
             content_type=media.content_type if inline else "application/octet-stream",
