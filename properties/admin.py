@@ -9,6 +9,7 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 
 from properties.admin_scoping import ALL_PERMISSIONS, ScopedModelAdmin, ScopedModelForm, ScopedTabularInline
+from properties.location import coordinates_clean
 from properties.models import Membership, Organization, Property, Tenancy, Tenant, WhatsAppNumber
 from properties.selectors import property_list
 from properties.services import phone_normalize
@@ -107,9 +108,26 @@ class TenancyInline(ScopedTabularInline):
     member_permissions = ALL_PERMISSIONS
 
 
+class PropertyForm(ScopedModelForm):
+    """Coordinates are WGS84 decimal degrees, both or neither (for matching
+    tenants' location pins: docs/whatsapp-pins-buttons.md)."""
+
+    def clean(self):
+        cleaned = super().clean()
+        try:
+            cleaned["latitude"], cleaned["longitude"] = coordinates_clean(
+                cleaned.get("latitude"), cleaned.get("longitude")
+            )
+        except ValidationError as error:
+            for field, messages in error.message_dict.items():
+                self.add_error(field, messages)
+        return cleaned
+
+
 @admin.register(Property)
 class PropertyAdmin(ScopedModelAdmin):
-    list_display = ["code", "address", "postcode", "open_issues", "organization"]
+    form = PropertyForm
+    list_display = ["code", "address", "postcode", "located", "open_issues", "organization"]
     list_select_related = ["organization"]
     search_fields = ["code", "address", "postcode"]
     list_filter = ["organization"]
@@ -120,6 +138,10 @@ class PropertyAdmin(ScopedModelAdmin):
 
     def get_queryset(self, request):
         return self.queryset_selected(request, property_list)
+
+    @admin.display(description="On the map", boolean=True)
+    def located(self, obj):
+        return obj.latitude is not None and obj.longitude is not None
 
     @admin.display(description="Open issues", ordering="open_issue_count")
     def open_issues(self, obj):

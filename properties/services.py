@@ -8,13 +8,17 @@ field messages instead of letting the database refuse it.
 
 from __future__ import annotations
 
+import csv
 import datetime
 import re
+from collections.abc import Iterable
+from decimal import Decimal
 from typing import TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
+from properties.location import coordinates_clean
 from properties.models import E164_PATTERN, Organization, Property, Tenancy, Tenant
 
 E164 = re.compile(E164_PATTERN)
@@ -37,16 +41,92 @@ def _save(instance: ModelT) -> ModelT:
     return instance
 
 
-def property_create(*, organization: Organization, code: str, address: str, postcode: str = "") -> Property:
-    return _save(Property(organization=organization, code=code.strip(), address=address.strip(), postcode=postcode))
+def property_create(
+    *,
+    organization: Organization,
+    code: str,
+    address: str,
+    postcode: str = "",
+    latitude: object = None,
+    longitude: object = None,
+) -> Property:
+    lat, lon = coordinates_clean(latitude, longitude)
+    return _save(
+        Property(
+            organization=organization,
+            code=code.strip(),
+            address=address.strip(),
+            postcode=postcode,
+            latitude=lat,
+            longitude=lon,
+        )
+    )
 
 
-def property_update(*, property: Property, **changes: str) -> Property:
-    for field in changes.keys() - {"code", "address", "postcode"}:
+def property_update(*, property: Property, **changes: object) -> Property:
+    """Change a property's code, address, postcode or coordinates. Coordinates
+    are checked as a pair: one given alone is checked with the other's stored value."""
+    for field in changes.keys() - {"code", "address", "postcode", "latitude", "longitude"}:
         raise ValidationError({field: "This field cannot be changed."})
+    if "latitude" in changes or "longitude" in changes:
+        changes["latitude"], changes["longitude"] = coordinates_clean(
+            changes.get("latitude", property.latitude), changes.get("longitude", property.longitude)
+        )
     for field, value in changes.items():
         setattr(property, field, value.strip() if isinstance(value, str) else value)
     return _save(property)
+
+
+class CoordinatesImportError(Exception):
+    """A coordinates file with mistakes: ``errors`` is [(line, message)], and nothing was changed."""
+
+    def __init__(self, errors: list[tuple[int, str]]) -> None:
+        super().__init__(f"{len(errors)} line(s) with errors")
+        self.errors = errors
+
+
+COORDINATE_COLUMNS = ("code", "latitude", "longitude")
+
+
+def property_coordinates_import(*, organization: Organization, lines: Iterable[str]) -> int:
+    """Set coordinates from CSV text with the header ``code,latitude,longitude``
+    (extra columns are ignored; an empty pair clears a property's coordinates).
+    Every line is checked first: one unknown code, bad number or repeated code
+    and ``CoordinatesImportError`` lists them all with their line numbers and
+    nothing is saved. Returns how many properties were updated."""
+    reader = csv.DictReader(lines)
+    header = [name.strip().lower() for name in reader.fieldnames or []]
+    missing = [name for name in COORDINATE_COLUMNS if name not in header]
+    if missing:
+        raise CoordinatesImportError([(1, f"the header must name {', '.join(COORDINATE_COLUMNS)}; missing {missing}")])
+    reader.fieldnames = header
+    properties = {p.code: p for p in Property.objects.filter(organization=organization)}
+    errors: list[tuple[int, str]] = []
+    updates: dict[str, tuple[Decimal | None, Decimal | None]] = {}
+    seen: dict[str, int] = {}
+    for row in reader:
+        line = reader.line_num
+        code = (row.get("code") or "").strip()
+        if not code:
+            errors.append((line, "no property code"))
+            continue
+        if code not in properties:
+            errors.append((line, f"no property with code {code!r} in {organization.name}"))
+            continue
+        if code in seen:
+            errors.append((line, f"{code!r} is already on line {seen[code]}"))
+            continue
+        seen[code] = line
+        try:
+            updates[code] = coordinates_clean(row.get("latitude"), row.get("longitude"))
+        except ValidationError as error:
+            errors.append((line, "; ".join(m for messages in error.message_dict.values() for m in messages)))
+    if errors:
+        raise CoordinatesImportError(errors)
+    with transaction.atomic():
+        for code, (latitude, longitude) in updates.items():
+            Property.objects.filter(pk=properties[code].pk).update(latitude=latitude, longitude=longitude)
+    return len(updates)
 
 
 def tenant_create(*, organization: Organization, name: str, phone: str, email: str = "") -> Tenant:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import ROUND_HALF_UP
+
 import django_filters
 from django.db.models import Q
 from drf_spectacular.utils import extend_schema
@@ -46,7 +48,17 @@ class PropertyOutput(serializers.ModelSerializer):
     class Meta:
         model = Property
         ref_name = "Property"
-        fields = ["id", "organization", "code", "address", "postcode", "open_issue_count", "created_at"]
+        fields = [
+            "id",
+            "organization",
+            "code",
+            "address",
+            "postcode",
+            "latitude",
+            "longitude",
+            "open_issue_count",
+            "created_at",
+        ]
 
 
 class PropertyFilter(django_filters.FilterSet):
@@ -67,6 +79,25 @@ class PropertyListApi(OrganizationScopedApi, generics.ListAPIView):
         code = serializers.CharField(max_length=32)
         address = serializers.CharField(max_length=300)
         postcode = serializers.CharField(max_length=16, required=False, allow_blank=True, default="")
+        latitude = serializers.DecimalField(
+            max_digits=9,
+            decimal_places=6,
+            rounding=ROUND_HALF_UP,
+            min_value=-90,
+            max_value=90,
+            required=False,
+            allow_null=True,
+            help_text="WGS84 decimal degrees; with longitude, for matching tenants' location pins.",
+        )
+        longitude = serializers.DecimalField(
+            max_digits=9,
+            decimal_places=6,
+            rounding=ROUND_HALF_UP,
+            min_value=-180,
+            max_value=180,
+            required=False,
+            allow_null=True,
+        )
 
         class Meta:
             ref_name = "PropertyCreate"
@@ -95,6 +126,25 @@ class PropertyDetailApi(OrganizationScopedApi, APIView):
         code = serializers.CharField(max_length=32, required=False)
         address = serializers.CharField(max_length=300, required=False)
         postcode = serializers.CharField(max_length=16, required=False, allow_blank=True)
+        latitude = serializers.DecimalField(
+            max_digits=9,
+            decimal_places=6,
+            rounding=ROUND_HALF_UP,
+            min_value=-90,
+            max_value=90,
+            required=False,
+            allow_null=True,
+            help_text="WGS84 decimal degrees; null with longitude null removes the property from the map.",
+        )
+        longitude = serializers.DecimalField(
+            max_digits=9,
+            decimal_places=6,
+            rounding=ROUND_HALF_UP,
+            min_value=-180,
+            max_value=180,
+            required=False,
+            allow_null=True,
+        )
 
         class Meta:
             ref_name = "PropertyChange"
