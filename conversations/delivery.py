@@ -8,6 +8,15 @@ refuses free text with 63016 (outside the window), in its answer to the send
 or later in a status callback, the message goes out once more as its template;
 the refused attempt stays in ``raw_payload["attempts"]``.
 
+A question with tap-to-answer choices (``outbound.outbound_choice_queue``:
+``raw_payload["choices"]`` and ``["content_variables"]``) goes out as the
+Content quick-reply template configured for its purpose
+(``WHATSAPP_TEMPLATES["property_confirm"]``, or ``"property_confirm.pl"``
+for a Polish tenant first), with its own variables; with none configured it
+goes out as its stored body, numbered text ("Reply 1 for Yes, 2 for No").
+Outside the window the purpose's own template goes out if there is one (it
+must then be approved by WhatsApp), else ``generic`` with the numbered text.
+
 Status callbacks find the message by our own id in the callback URL, so one
 that arrives before Twilio's answer to the send is not lost, and statuses
 only move forward.
@@ -72,6 +81,31 @@ def template_for(purpose: str) -> str:
     return settings.WHATSAPP_TEMPLATES.get(purpose) or settings.WHATSAPP_TEMPLATES.get("generic", "")
 
 
+def choice_template_for(purpose: str, language: str = "") -> str:
+    """The Content SID of a quick-reply template for ``purpose`` in
+    ``language`` (key ``purpose.language``), else for ``purpose``; "" when
+    none is configured (the question then goes out as numbered text)."""
+    templates = settings.WHATSAPP_TEMPLATES
+    return (language and templates.get(f"{purpose}.{language}")) or templates.get(purpose, "")
+
+
+def _message_template(message: Message) -> tuple[str, dict[str, Any]]:
+    """The template a message goes out as when free text may not (outside the
+    window): a choice's own quick-reply template with its variables, else the
+    purpose's (or ``generic``) template with the text as its one variable.
+    ("", {}) when there is none."""
+    payload = message.raw_payload or {}
+    purpose = payload.get("purpose", "generic")
+    if payload.get("choices"):
+        own = choice_template_for(purpose, payload.get("language", ""))
+        if own:
+            return own, dict(payload.get("content_variables") or {})
+        generic = settings.WHATSAPP_TEMPLATES.get("generic", "")
+        return (generic, {"1": message.body}) if generic else ("", {})
+    template = template_for(purpose)
+    return (template, {"1": message.body}) if template else ("", {})
+
+
 def sender_address(message: Message) -> tuple[str, str]:
     """(from number, Messaging Service SID) for an outbound message: the
     organization's Messaging Service, else the number the tenant wrote to,
@@ -109,8 +143,9 @@ def message_send(*, message_id: int) -> Message | None:
     if not claimed:
         return None
     message = Message.objects.select_related("organization", "conversation").get(pk=message_id)
-    purpose = (message.raw_payload or {}).get("purpose", "generic")
-    template = template_for(purpose)
+    payload = message.raw_payload or {}
+    purpose = payload.get("purpose", "generic")
+    template, variables = _message_template(message)
     from_, service_sid = sender_address(message)
     outgoing = OutgoingMessage(
         to=message.to_address, from_=from_, messaging_service_sid=service_sid, body=message.body, message_id=message.pk
@@ -121,7 +156,10 @@ def message_send(*, message_id: int) -> Message | None:
     if session_window_open(message.conversation) is False or WINDOW_CLOSED in message.flags:
         if not template:
             return _record_failure(message, code="window_closed", reason=_no_template_reason(purpose))
-        _template_use(outgoing, template)
+        _template_use(outgoing, template, variables)
+    elif payload.get("choices") and (quick_reply := choice_template_for(purpose, payload.get("language", ""))):
+        # Inside the window: the quick-reply buttons (no WhatsApp approval needed in session).
+        _template_use(outgoing, quick_reply, dict(payload.get("content_variables") or {}))
     try:
         receipt = sender().send(outgoing)
     except (SendError, requests.exceptions.RequestException) as exc:
@@ -132,7 +170,7 @@ def message_send(*, message_id: int) -> Message | None:
             return _record_failure(
                 message, code=TWILIO_WINDOW_CLOSED_CODE, reason=f"{exc}; {_no_template_reason(purpose)}"
             )
-        _template_use(outgoing, template)
+        _template_use(outgoing, template, variables)
         Message.objects.filter(pk=message.pk).update(send_attempts=F("send_attempts") + 1)
         logger.info("message %s: Twilio answered 63016, sending template %s instead", message.pk, template)
         try:
@@ -176,9 +214,9 @@ def _no_template_reason(purpose: str) -> str:
     return f"outside WhatsApp's 24-hour window and no approved template for {purpose!r} (set WHATSAPP_TEMPLATES)"
 
 
-def _template_use(outgoing: OutgoingMessage, template: str) -> None:
+def _template_use(outgoing: OutgoingMessage, template: str, variables: dict[str, Any]) -> None:
     outgoing.template_sid = template
-    outgoing.template_variables = {"1": outgoing.body}
+    outgoing.template_variables = variables
 
 
 def _attempt_record(message: Message, *, kind: str, error_code: str, error: str, provider_sid: str = "") -> None:
@@ -277,7 +315,7 @@ def _window_closed_resend(*, provider_sid: str, message_id: int | None, reason: 
         if message is None or message.template_sid:
             return  # the template itself was refused: the failure stands
         purpose = (message.raw_payload or {}).get("purpose", "generic")
-        if not template_for(purpose):
+        if not _message_template(message)[0]:
             message.error_message = f"{reason}; {_no_template_reason(purpose)}"[:1000]
             message.save(update_fields=["error_message"])
             return

@@ -1,11 +1,15 @@
 """What kind of WhatsApp message a Twilio webhook carries, and its structured parts.
 
-Twilio posts ``MessageType`` for WhatsApp (text, image, audio, video, document,
-location, sticker, button, interactive, reaction, contacts, unsupported, ...);
-when it is missing (older payloads, the SMS-shaped tests) the kind is read from
-the fields that are there: ``Latitude``/``Longitude`` for a pin,
-``ButtonPayload`` for a tapped button, ``MediaContentType0`` for media.
-docs/whatsapp.md lists the fields relied on.
+Twilio posts ``MessageType`` with WhatsApp messages (text, image, audio, video,
+document, location, sticker, button, interactive, reaction, contacts,
+unsupported, ...); when it is missing (older payloads, the SMS-shaped tests)
+the kind is read from the fields that are there: ``Latitude``/``Longitude``
+for a pin, ``ButtonPayload``/``ButtonText`` for a tapped button,
+``MediaContentType0`` for media (a shared contact comes as a vCard,
+``text/vcard``; a lone ``image/webp`` is a sticker, since WhatsApp sends
+photos as JPEG). An unknown ``MessageType`` is ``unsupported``, never a
+crash. docs/whatsapp-pins-buttons.md lists every field relied on and what
+Twilio's documentation says of it.
 """
 
 from __future__ import annotations
@@ -61,9 +65,18 @@ class Parts:
     flags: tuple[str, ...] = ()
 
 
+# A shared contact card (WhatsApp "contacts" reach Twilio's webhook as a vCard attachment).
+VCARD_TYPES = frozenset({"text/vcard", "text/x-vcard", "text/directory"})
+# WhatsApp stickers are WebP; photos are sent as JPEG (or PNG), never WebP.
+STICKER_TYPES = frozenset({"image/webp"})
+
+
 def media_kind(content_type: str) -> str:
-    """image, audio, video or document, from a MIME type."""
-    major = content_type.split("/", 1)[0].strip().lower()
+    """image, audio, video, contacts or document, from a MIME type."""
+    mime = content_type.split(";", 1)[0].strip().lower()
+    if mime in VCARD_TYPES:
+        return CONTACTS
+    major = mime.split("/", 1)[0]
     return {"image": IMAGE, "audio": AUDIO, "video": VIDEO}.get(major, DOCUMENT)
 
 
@@ -103,6 +116,8 @@ def _inferred(params: Mapping[str, str], *, pin: bool) -> str:
         return BUTTON
     content_type = params.get("MediaContentType0", "")
     if content_type or params.get("MediaUrl0"):
+        if content_type.split(";", 1)[0].strip().lower() in STICKER_TYPES and not params.get("MediaUrl1"):
+            return STICKER
         return media_kind(content_type)
     return TEXT
 

@@ -9,6 +9,7 @@ turn never sends anything.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
@@ -84,6 +85,55 @@ def outbound_text_queue(
     if queue:
         transaction.on_commit(lambda: outbound_send_queue(ids))
     return messages
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One tap-to-answer option: the ``payload`` WhatsApp posts back as
+    ``ButtonPayload`` when it is tapped, and the button's ``title``
+    (``ButtonText``; WhatsApp shows at most 20 characters)."""
+
+    payload: str
+    title: str
+
+
+def outbound_choice_queue(
+    *,
+    conversation: Conversation,
+    body: str,
+    choices: list[Choice],
+    purpose: str,
+    content_variables: dict[str, str],
+    language: str = "",
+    author: str = Message.Author.ASSISTANT,
+) -> Message:
+    """Store a question with choices and send it after commit. ``body`` is
+    the whole question as numbered text ("... Reply 1 for Yes, 2 for No"),
+    what goes out where no quick-reply template is configured for
+    ``purpose``; with one, ``delivery`` sends the template with
+    ``content_variables`` instead. The choices are kept on the message
+    (``raw_payload["choices"]``): a later answer, tapped or typed as a
+    number, is read against them (``orchestration.buttons``)."""
+    message = Message.objects.create(
+        organization=conversation.organization,
+        conversation=conversation,
+        direction=Message.Direction.OUTBOUND,
+        author=author,
+        body=body.strip()[:WHATSAPP_MAX_CHARS],
+        to_address=conversation.whatsapp_id
+        if conversation.whatsapp_id.startswith("whatsapp:")
+        else f"whatsapp:{conversation.whatsapp_id}",
+        status=Message.Status.PENDING,
+        raw_payload={
+            "purpose": purpose,
+            "choices": [{"payload": c.payload, "title": c.title} for c in choices],
+            "content_variables": content_variables,
+            "language": language,
+        },
+        queued_at=timezone.now(),
+    )
+    transaction.on_commit(lambda: outbound_send_queue([message.pk]))
+    return message
 
 
 def outbound_send_queue(message_ids: list[int]) -> None:
