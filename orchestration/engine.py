@@ -5,7 +5,15 @@
     trace and mark the messages processed (one transaction)
 
 The model acts only through tools; ``gating`` decides what is allowed in the
-current ``identity_status`` and ``gathering_state``. A call that is not
+current ``identity_status`` and ``gathering_state``.
+
+Some messages are answered before, or instead of, the model
+(``_structured``; docs/whatsapp-pins-buttons.md): a tapped button or a
+numbered reply that answers our latest question is applied as the tool call
+it stands for (``buttons``), a location pin from a number with no tenancy
+proposes the nearest home, a sticker or reaction alone needs no reply, and a
+message we cannot read (a contact card, an unsupported type) gets a short
+answer saying what we can read. A call that is not
 allowed is answered with an ``is_error`` tool result and the model gets at
 most ``TURN_MAX_RETRIES`` more tries; then, as when Claude is unavailable, the
 tenant gets a safe fallback reply and the conversation is escalated.
@@ -19,16 +27,21 @@ import time
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 
+from conversations import message_kinds
 from conversations.models import Conversation, IdentityStatus, Message
-from conversations.outbound import outbound_text_queue
-from orchestration import services
-from orchestration.context import TurnContext, gathering_is_stale, turn_context_load
+from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
+from llm.types import ToolCall
+from orchestration import buttons, services
+from orchestration.context import TurnContext, gathering_is_stale, turn_context_confirmed, turn_context_load
 from orchestration.decide import decide
 from orchestration.emergency_reports import emergency_report_note, emergency_report_open
+from orchestration.gating import identity_after
 from orchestration.handlers import tool_apply
 from orchestration.models import Turn
-from orchestration.replies import reply_text
+from orchestration.replies import DEFAULT_LANGUAGE, reply_greeted, reply_text
 from orchestration.trace import Decision, turn_record
+from properties.address_match import building_label
+from properties.models import Property
 
 logger = logging.getLogger(__name__)
 
@@ -97,8 +110,16 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         services.conversation_language_note(conversation=conversation, text=context.latest_text)
         context.notes = notes
         context.identity_at_start, context.gathering_at_start = at_start
+        early = _structured(conversation, context, decision, message_ids, started)
+        if isinstance(early, Turn):
+            return early  # answered without the model (a pin, a sticker, a message we cannot read)
 
-    decide(context, decision)
+    model_context = context
+    if decision.first is not None:  # a tapped "yes": confirmed, then the model goes on with the report
+        code = decision.first.input["property_code"]
+        model_context = turn_context_confirmed(context, property_code=code)
+    if decision.call is None:
+        decide(model_context, decision)
 
     try:
         with transaction.atomic():
@@ -117,6 +138,198 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
     except StateMoved:
         logger.info("conversation %s changed during the model call; the turn will run again", conversation_id)
         return None
+
+
+# --- answered before the model ----------------------------------------------------------------
+
+SILENT_KINDS = frozenset({message_kinds.STICKER, message_kinds.REACTION})
+UNREADABLE_KINDS = frozenset({message_kinds.CONTACTS, message_kinds.UNSUPPORTED})
+STRUCTURED_MODEL = "none (structured answer)"
+CHOICE_NOTE = (
+    "After your reply the tenant is sent a question listing their homes ({codes}) to tap or answer with a "
+    "number: do not list the homes yourself."
+)
+
+
+def _structured(
+    conversation: Conversation, context: TurnContext, decision: Decision, message_ids: list[int], started: float
+) -> Turn | None:
+    """Inside the turn's first transaction: what the turn's messages settle
+    without the model. Returns the Turn when the turn ends here; else may
+    leave a structured call in ``decision`` (``call``: applied without the
+    model; ``first``: a confirmation the model goes on from) or notes for
+    the model in ``context``."""
+    new = [m for m in context.new_messages if m.direction == Message.Direction.INBOUND]
+    answer = buttons.answer_read(conversation=conversation, messages=new, snapshot=context.snapshot)
+    if answer is not None and answer.structured is not None:
+        via = "typed number" if answer.typed else "button"
+        call = ToolCall(
+            id=f"{via}-{answer.message.pk}", name=answer.structured.tool, input=answer.structured.tool_input
+        )
+        decision.trace.append(
+            {"name": call.name, "input": call.input, "model": STRUCTURED_MODEL, "via": via, "payload": answer.payload}
+        )
+        if answer.structured.model_continues:
+            decision.first, decision.first_index = call, len(decision.trace) - 1
+        else:
+            decision.call, decision.call_index = call, len(decision.trace) - 1
+        return None
+    if answer is not None:
+        context.notes.append(buttons.refused_note(answer))
+        return None
+    pins = [m for m in new if m.kind == message_kinds.LOCATION and m.latitude is not None]
+    if (
+        pins
+        and not context.snapshot.property_codes
+        and conversation.identity_status
+        in (
+            IdentityStatus.UNIDENTIFIED,
+            IdentityStatus.IDENTIFIED,
+        )
+    ):
+        return _pin_apply(conversation, context, decision, pins[-1], message_ids, started)
+    kinds = {m.kind for m in new}
+    if new and kinds <= SILENT_KINDS:
+        if _first_contact(conversation):
+            reply = _product_reply(conversation, "sticker_first")
+            outbound_text_queue(conversation=conversation, body=reply, purpose="reply")
+            return turn_record(conversation, message_ids, outcome="sticker_greeted", started=started)
+        return turn_record(conversation, message_ids, outcome="no_reply", started=started)
+    if new and kinds <= UNREADABLE_KINDS | SILENT_KINDS and not context.latest_text:
+        reply = _product_reply(conversation, "unsupported_kind")
+        outbound_text_queue(conversation=conversation, body=reply, purpose="reply")
+        return turn_record(conversation, message_ids, outcome="unsupported_kind", started=started)
+    if _choice_due(conversation, context):
+        context.notes.append(CHOICE_NOTE.format(codes=", ".join(context.snapshot.property_codes)))
+    return None
+
+
+def _first_contact(conversation: Conversation) -> bool:
+    """Nothing has been said to this number yet."""
+    return not Message.objects.filter(conversation=conversation, direction=Message.Direction.OUTBOUND).exists()
+
+
+def _product_reply(conversation: Conversation, key: str, **values: str) -> str:
+    """A text the product writes itself, in the tenant's language; the first
+    one a number gets opens with their WhatsApp first name ("Hi Ana!"), which
+    is only ever a greeting, never proof of who they are."""
+    if _first_contact(conversation):
+        return reply_greeted(key, language=conversation.language, profile_name=conversation.profile_name, **values)
+    return reply_text(key, language=conversation.language, **values)
+
+
+def _pin_apply(
+    conversation: Conversation,
+    context: TurnContext,
+    decision: Decision,
+    pin: Message,
+    message_ids: list[int],
+    started: float,
+) -> Turn:
+    """A location pin from a number with no tenancy: the nearest home becomes
+    the candidate, asked about with Yes / No, as ``find_property`` does for
+    an address; the same identity moves (``find_property`` match / no_match)."""
+    assert pin.latitude is not None and pin.longitude is not None
+    before = (context.identity_at_start, context.gathering_at_start)
+    match = services.conversation_property_propose_near(
+        conversation=conversation, latitude=float(pin.latitude), longitude=float(pin.longitude)
+    )
+    outcome = "match" if match.property is not None else "no_match"
+    conversation.identity_status = identity_after("find_property", outcome, conversation.identity_status)
+    conversation.save(update_fields=["identity_status", "updated_at"])
+    if match.property is not None:
+        result = f"candidate {match.property.code} ({match.metres:.0f} m from the pin)"
+        _candidate_question(conversation, match.property, lead="location_candidate")
+    elif match.ambiguous:
+        codes = ", ".join(p.code for p in match.candidates)
+        result = f"several properties at the pin ({codes}): asked which"
+        key = "property_which_flat" if match.same_building else "property_which"
+        building = building_label(match.candidates[0].address)
+        body = _product_reply(conversation, key, building=building)
+        outbound_text_queue(conversation=conversation, body=body, purpose="reply")
+    else:
+        result = f"no property within {settings.LOCATION_MATCH_MAX_METRES} m"
+        body = _product_reply(conversation, "location_not_found")
+        outbound_text_queue(conversation=conversation, body=body, purpose="reply")
+    pin_input = {"latitude": str(pin.latitude), "longitude": str(pin.longitude), "label": pin.location_name}
+    decision.trace.append(
+        {
+            "name": "find_property",
+            "input": pin_input,
+            "model": STRUCTURED_MODEL,
+            "via": "location pin",
+            "result": result,
+        }
+    )
+    return turn_record(
+        conversation, message_ids, outcome="location_pin", started=started, decision=decision, before=before
+    )
+
+
+def _candidate_question(conversation: Conversation, prop: Property, *, lead: str) -> Message:
+    """ "Is your home 12 Elm Road?" with Yes / No: a quick-reply template
+    (WHATSAPP_TEMPLATES ``property_confirm``: {{1}} the address, {{2}} the
+    property code) or, without one, numbered text."""
+    language = conversation.language
+    text = _product_reply(conversation, lead, address=prop.address, postcode=prop.postcode)
+    body = f"{text}\n{reply_text('choice_yes_no', language=language)}"
+    return outbound_choice_queue(
+        conversation=conversation,
+        body=body,
+        choices=[
+            Choice(
+                buttons.payload_make(buttons.CONFIRM_PROPERTY, "yes", prop.code),
+                reply_text("button_yes", language=language),
+            ),
+            Choice(
+                buttons.payload_make(buttons.CONFIRM_PROPERTY, "no", prop.code),
+                reply_text("button_no", language=language),
+            ),
+        ],
+        purpose="property_confirm",
+        content_variables={"1": f"{prop.address}, {prop.postcode}".strip(", "), "2": prop.code},
+        language=language or DEFAULT_LANGUAGE,  # the texts are English when the language is not known
+    )
+
+
+def _choice_due(conversation: Conversation, context: TurnContext) -> bool:
+    """A number with several homes that has not said which one: after the
+    model's reply, ask with choices, unless that question is already waiting."""
+    if conversation.identity_status != IdentityStatus.IDENTIFIED or len(context.snapshot.property_codes) < 2:
+        return False
+    if conversation.candidate_property_id is not None:
+        return False
+    latest = buttons.question_latest(conversation)
+    if latest is None or (latest.raw_payload or {}).get("purpose") not in PROPERTY_CHOICE_PURPOSES:
+        return True
+    said_since = Message.objects.filter(
+        conversation=conversation, direction=Message.Direction.OUTBOUND, id__gt=latest.pk
+    ).count()
+    return said_since > 1  # asked, then more was said: ask again
+
+
+PROPERTY_CHOICE_PURPOSES = ("property_choice", "property_choice_list")
+
+
+def _property_choice_question(conversation: Conversation, homes: list[Property]) -> Message:
+    """Which of the tenant's homes: for two, a quick-reply template
+    (``property_choice``: {{1}} and {{2}} the addresses, {{3}} and {{4}} their
+    codes); for more, or without a template, numbered text."""
+    language = conversation.language
+    options = "\n".join(f"{n}. {home.address}" for n, home in enumerate(homes, start=1))
+    variables = {str(n): home.address for n, home in enumerate(homes, start=1)}
+    variables.update({str(len(homes) + n): home.code for n, home in enumerate(homes, start=1)})
+    return outbound_choice_queue(
+        conversation=conversation,
+        body=reply_text("property_choice", language=language, options=options),
+        choices=[
+            Choice(buttons.payload_make(buttons.CHOOSE_PROPERTY, "pick", home.code), str(n))
+            for n, home in enumerate(homes, start=1)
+        ],
+        purpose="property_choice" if len(homes) == 2 else "property_choice_list",
+        content_variables=variables,
+        language=language or DEFAULT_LANGUAGE,  # the texts are English when the language is not known
+    )
 
 
 def _lock(conversation_id: int) -> Conversation:
@@ -151,8 +364,15 @@ def _apply(
         lead = first.lead or first.reply
     applied = tool_apply(conversation=conversation, name=decision.call.name, tool_input=decision.call.input, **times)
     decision.trace[decision.call_index]["result"] = applied.result
-    reply = f"{lead}\n{applied.reply}" if lead else applied.reply
-    outbound_text_queue(conversation=conversation, body=reply, author=Message.Author.ASSISTANT, purpose="reply")
+    if decision.call.name == "find_property" and conversation.candidate_property is not None and not lead:
+        # The candidate is asked about with Yes / No buttons (or numbered text).
+        _candidate_question(conversation, conversation.candidate_property, lead="property_confirm_question")
+    else:
+        reply = f"{lead}\n{applied.reply}" if lead else applied.reply
+        outbound_text_queue(conversation=conversation, body=reply, author=Message.Author.ASSISTANT, purpose="reply")
+    if _choice_due(conversation, context):
+        homes = [p for p in context.tenant_properties if p.code in context.snapshot.property_codes]
+        _property_choice_question(conversation, homes)
     return turn_record(conversation, message_ids, outcome="tool", started=started, decision=decision, before=before)
 
 
@@ -200,9 +420,7 @@ def _flag_off(conversation: Conversation, message_ids: list[int], *, started: fl
         )
         outbound_text_queue(
             conversation=conversation,
-            body=reply_text(
-                "assistant_off", language=conversation.language, organization=conversation.organization.name
-            ),
+            body=_product_reply(conversation, "assistant_off", organization=conversation.organization.name),
             author=Message.Author.ASSISTANT,
             purpose="reply",
         )

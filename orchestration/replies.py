@@ -1,6 +1,9 @@
 """The few texts the product writes itself rather than the model (identity
-questions, the issue reference, the duplicate notice, the fallback and the
-flag-off acknowledgement), in the languages tenants here write in.
+questions, the issue reference, the duplicate notice, the fallback, the
+flag-off acknowledgement, the tap-to-answer questions and the answers to
+messages we cannot read), in the languages tenants here write in. The first
+reply to a new number greets them by their WhatsApp profile name when it is a
+plain first name (``reply_greeted``).
 
 The tenant's language is guessed from their own words (common function words
 and letters only one of these languages uses), so it is known even when no
@@ -64,6 +67,72 @@ REPLIES: dict[str, dict[str, str]] = {
         "es": "¡Gracias! ¿Tu vivienda es {address}, {postcode}? Responde sí o no.",
         "ro": "Mulțumim! Locuința dumneavoastră este {address}, {postcode}? Vă rugăm să răspundeți cu da sau nu.",
         "pt": "Obrigado! A sua casa é {address}, {postcode}? Responda sim ou não.",
+    },
+    "choice_yes_no": {  # the numbered text of a yes / no question, where no quick-reply template is configured
+        "en": "Reply 1 for Yes, 2 for No.",
+        "pl": "Odpowiedz 1, jeśli tak, lub 2, jeśli nie.",
+        "es": "Responde 1 para Sí o 2 para No.",
+        "ro": "Răspundeți 1 pentru Da sau 2 pentru Nu.",
+        "pt": "Responda 1 para Sim ou 2 para Não.",
+    },
+    "button_yes": {"en": "Yes", "pl": "Tak", "es": "Sí", "ro": "Da", "pt": "Sim"},
+    "button_no": {"en": "No", "pl": "Nie", "es": "No", "ro": "Nu", "pt": "Não"},
+    "property_confirm_question": {  # the question of the property_confirm buttons
+        "en": "Is your home {address}, {postcode}?",
+        "pl": "Czy Twój adres to {address}, {postcode}?",
+        "es": "¿Tu vivienda es {address}, {postcode}?",
+        "ro": "Locuința dumneavoastră este {address}, {postcode}?",
+        "pt": "A sua casa é {address}, {postcode}?",
+    },
+    "location_candidate": {  # a location pin matched one home
+        "en": "Thanks for the location. Is your home {address}, {postcode}?",
+        "pl": "Dziękujemy za lokalizację. Czy Twój adres to {address}, {postcode}?",
+        "es": "Gracias por la ubicación. ¿Tu vivienda es {address}, {postcode}?",
+        "ro": "Mulțumim pentru locație. Locuința dumneavoastră este {address}, {postcode}?",
+        "pt": "Obrigado pela localização. A sua casa é {address}, {postcode}?",
+    },
+    "location_not_found": {
+        "en": "Thanks for the location. I couldn't match it to a home we manage. "
+        "Could you send your address or postcode?",
+        "pl": "Dziękujemy za lokalizację. Nie pasuje ona do żadnego z zarządzanych przez nas mieszkań. "
+        "Czy możesz podać adres lub kod pocztowy?",
+        "es": "Gracias por la ubicación. No coincide con ninguna de las viviendas que gestionamos. "
+        "¿Puedes enviar tu dirección o código postal?",
+        "ro": "Mulțumim pentru locație. Nu corespunde niciunei locuințe pe care o administrăm. "
+        "Ne puteți trimite adresa sau codul poștal?",
+        "pt": "Obrigado pela localização. Não corresponde a nenhuma das casas que gerimos. "
+        "Pode enviar a sua morada ou código postal?",
+    },
+    "property_choice": {  # a number with several homes chooses one
+        "en": "Which home is your message about?\n{options}\nReply with the number.",
+        "pl": "Którego mieszkania dotyczy Twoja wiadomość?\n{options}\nOdpowiedz numerem.",
+        "es": "¿A qué vivienda se refiere tu mensaje?\n{options}\nResponde con el número.",
+        "ro": "La ce locuință se referă mesajul dumneavoastră?\n{options}\nRăspundeți cu numărul.",
+        "pt": "A que casa se refere a sua mensagem?\n{options}\nResponda com o número.",
+    },
+    "unsupported_kind": {  # a contact card, a poll, an edited message: anything we cannot read
+        "en": "Sorry, I can read text, photos and voice notes, but not this kind of message. "
+        "Could you type it instead?",
+        "pl": "Przepraszamy, odczytujemy tekst, zdjęcia i wiadomości głosowe, ale nie ten rodzaj wiadomości. "
+        "Czy możesz to napisać?",
+        "es": "Lo siento, puedo leer texto, fotos y notas de voz, pero no este tipo de mensaje. ¿Puedes escribirlo?",
+        "ro": "Ne pare rău, putem citi text, fotografii și mesaje vocale, dar nu acest tip de mesaj. Îl puteți scrie?",
+        "pt": "Desculpe, consigo ler texto, fotografias e mensagens de voz, mas não este tipo de mensagem. "
+        "Pode escrevê-lo?",
+    },
+    "sticker_first": {  # a sticker (or a reaction) is the first thing a number sends
+        "en": "How can I help? Tell me what needs repairing and where.",
+        "pl": "W czym możemy pomóc? Napisz, co wymaga naprawy i gdzie.",
+        "es": "¿En qué puedo ayudarte? Cuéntame qué hay que reparar y dónde.",
+        "ro": "Cu ce vă putem ajuta? Spuneți-ne ce trebuie reparat și unde.",
+        "pt": "Em que posso ajudar? Diga-me o que precisa de reparação e onde.",
+    },
+    "greeting": {  # opens the product's own first reply when WhatsApp gave us a usable name
+        "en": "Hi {name}!",
+        "pl": "Dzień dobry, {name}!",
+        "es": "¡Hola, {name}!",
+        "ro": "Bună ziua, {name}!",
+        "pt": "Olá, {name}!",
     },
     "property_rejected": {
         "en": "No problem. What is your address or postcode?",
@@ -166,6 +235,29 @@ def language_guess(text: str) -> str | None:
     ranked = sorted(scores.items(), key=lambda item: item[1], reverse=True)
     (best, top), (_, runner_up) = ranked[0], ranked[1]
     return best if top >= 2 and top > runner_up else None
+
+
+# A WhatsApp profile name is whatever the sender typed: only a plain first
+# name (letters, an apostrophe or a hyphen) is used to greet them.
+_GREETABLE = re.compile(r"^[^\W\d_]+(?:['’-][^\W\d_]+)*$", re.UNICODE)
+NAME_MAX_CHARS = 30
+
+
+def greeting_name(profile_name: str) -> str:
+    """The first name to greet the sender by, from their WhatsApp profile
+    name ("" when it is not a plain name: emoji, digits, a business name).
+    Only ever used for a greeting, never as proof of who they are."""
+    first = (profile_name or "").strip().split(maxsplit=1)[0] if (profile_name or "").strip() else ""
+    if not first or len(first) > NAME_MAX_CHARS or not _GREETABLE.match(first):
+        return ""
+    return first
+
+
+def reply_greeted(key: str, *, language: str, profile_name: str, **values: str) -> str:
+    """``reply_text(key)`` opened with "Hi Ana!" when the profile name is a usable first name."""
+    text = reply_text(key, language=language, **values)
+    name = greeting_name(profile_name)
+    return f"{reply_text('greeting', language=language, name=name)} {text}" if name else text
 
 
 def reply_text(key: str, *, language: str, **values: str) -> str:

@@ -14,6 +14,7 @@ from conversations.models import Conversation, GatheringState, Message
 from orchestration.gating import identity_after
 from orchestration.replies import language_guess
 from properties.address_match import AddressMatch, address_match, property_address_match
+from properties.location import NearMatch, property_nearest
 from properties.models import Organization, Property, Tenant
 from properties.selectors import tenancies_current
 
@@ -74,6 +75,23 @@ def conversation_property_propose(*, conversation: Conversation, address: str) -
     """Look up the address an unknown number gave; one match becomes the
     candidate the tenant confirms. Several, or none, leave no candidate."""
     match = property_match(organization=conversation.organization, text=address)
+    conversation.candidate_property = match.property
+    conversation.save(update_fields=["candidate_property", "updated_at"])
+    return match
+
+
+def conversation_property_propose_near(*, conversation: Conversation, latitude: float, longitude: float) -> NearMatch:
+    """A location pin from a number with no tenancy: the organization's home
+    nearest to it, within ``LOCATION_MATCH_MAX_METRES``, becomes the candidate
+    the tenant confirms, as an address given to ``find_property`` would.
+    Several about as near (flats in one building), or none, leave no
+    candidate. The pin never confirms anything by itself."""
+    match = property_nearest(
+        organization_id=conversation.organization_id,
+        latitude=latitude,
+        longitude=longitude,
+        max_metres=settings.LOCATION_MATCH_MAX_METRES,
+    )
     conversation.candidate_property = match.property
     conversation.save(update_fields=["candidate_property", "updated_at"])
     return match
