@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from decimal import ROUND_HALF_UP
-
 import django_filters
 from django.db.models import Q
 from drf_spectacular.utils import extend_schema
@@ -80,9 +78,8 @@ class PropertyListApi(OrganizationScopedApi, generics.ListAPIView):
         address = serializers.CharField(max_length=300)
         postcode = serializers.CharField(max_length=16, required=False, allow_blank=True, default="")
         latitude = serializers.DecimalField(
-            max_digits=9,
-            decimal_places=6,
-            rounding=ROUND_HALF_UP,
+            max_digits=None,
+            decimal_places=None,
             min_value=-90,
             max_value=90,
             required=False,
@@ -90,9 +87,8 @@ class PropertyListApi(OrganizationScopedApi, generics.ListAPIView):
             help_text="WGS84 decimal degrees; with longitude, for matching tenants' location pins.",
         )
         longitude = serializers.DecimalField(
-            max_digits=9,
-            decimal_places=6,
-            rounding=ROUND_HALF_UP,
+            max_digits=None,
+            decimal_places=None,
             min_value=-180,
             max_value=180,
             required=False,
@@ -127,9 +123,8 @@ class PropertyDetailApi(OrganizationScopedApi, APIView):
         address = serializers.CharField(max_length=300, required=False)
         postcode = serializers.CharField(max_length=16, required=False, allow_blank=True)
         latitude = serializers.DecimalField(
-            max_digits=9,
-            decimal_places=6,
-            rounding=ROUND_HALF_UP,
+            max_digits=None,
+            decimal_places=None,
             min_value=-90,
             max_value=90,
             required=False,
@@ -137,9 +132,8 @@ class PropertyDetailApi(OrganizationScopedApi, APIView):
             help_text="WGS84 decimal degrees; null with longitude null removes the property from the map.",
         )
         longitude = serializers.DecimalField(
-            max_digits=9,
-            decimal_places=6,
-            rounding=ROUND_HALF_UP,
+            max_digits=None,
+            decimal_places=None,
             min_value=-180,
             max_value=180,
             required=False,
