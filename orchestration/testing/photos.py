@@ -53,6 +53,17 @@ def scene_draw(image: Image.Image, scene: str) -> Image.Image:
         for x in (sx + 0.5 * unit, sx + 1.2 * unit, sx + 1.9 * unit):
             draw.line([x, 0, x + 0.1 * unit, sy + 1.6 * unit], fill=(70, 110, 170), width=max(2, int(unit / 6)))
         draw.ellipse([sx + 1.0 * unit, sy + 0.9 * unit, sx + 1.8 * unit, sy + 1.4 * unit], fill=(40, 30, 25))
+    elif scene == "socket_scorch":  # a double socket with black scorch marks and a melted plug
+        sx, sy = w * 0.35, h * 0.4
+        draw.ellipse([sx - 0.6 * unit, sy - 1.2 * unit, sx + 3.0 * unit, sy + 1.6 * unit], fill=(45, 35, 30))
+        draw.rectangle([sx, sy, sx + 2.4 * unit, sy + 1.2 * unit], fill=(230, 225, 210), outline=(90, 90, 90), width=3)
+        draw.ellipse([sx + 0.2 * unit, sy + 0.1 * unit, sx + 1.2 * unit, sy + 1.1 * unit], fill=(20, 15, 10))
+        melted = [
+            (sx + 0.3 * unit, sy + 0.4 * unit),
+            (sx + 1.1 * unit, sy + 0.3 * unit),
+            (sx + 0.9 * unit, sy + 1.5 * unit),
+        ]
+        draw.polygon(melted, fill=(60, 50, 40))
     elif scene == "ceiling_stain":  # a brown water stain on a ceiling
         draw.ellipse([w * 0.3, h * 0.25, w * 0.7, h * 0.65], fill=(150, 120, 80))
         draw.ellipse([w * 0.38, h * 0.33, w * 0.62, h * 0.57], fill=(120, 90, 55))

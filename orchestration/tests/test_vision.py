@@ -45,14 +45,16 @@ def tenant_sends(post_inbound, twilio_stub, settings):
     (unless ``download=False``: still downloading); then the turn runs."""
     settings.WHATSAPP_SENDER = "console"  # replies are stored; nothing needs to reach Twilio
 
-    def send(text: str = "", photos: list[tuple[bytes, str]] = (), *, download: bool = True) -> list[str]:
+    def send(
+        text: str = "", photos: list[tuple[bytes, str]] = (), *, download: bool = True, phone: str = PHONE
+    ) -> list[str]:
         media = []
         for body, content_type in photos:
             path = f"/2010-04-01/Accounts/AC{'1' * 32}/Messages/MM{uuid.uuid4().hex}/Media/ME{uuid.uuid4().hex}"
             twilio_stub.serve_file(path, body, content_type=content_type)
             media.append((settings.TWILIO_API_BASE_URL + path, content_type))
         before = max(Message.objects.filter(direction="outbound").values_list("id", flat=True), default=0)
-        response = post_inbound(phone=PHONE, to=ORG_NUMBER, body=text, media=media)
+        response = post_inbound(phone=phone, to=ORG_NUMBER, body=text, media=media)
         assert response.status_code == 200
         message = Message.objects.get(provider_sid=response.params["MessageSid"])
         if download:
@@ -236,6 +238,49 @@ def test_a_hazard_seen_in_a_photo_makes_one_emergency_issue_and_one_alert(home, 
 
     tenant_sends("ok, I've switched it off at the fuse box")  # the next turn adds nothing
     assert Issue.objects.count() == 1 and EmergencyAlert.objects.count() == 1
+
+
+def test_a_hazard_in_a_photo_from_an_unknown_number_alerts_at_once_and_files_one_issue_on_confirmation(
+    home, tenant_sends, anthropic_stub
+):
+    unknown = "+447700900999"
+    anthropic_stub.queue(
+        tool_use_response(
+            "escalate",
+            {
+                "reason": "Photo shows black soot around the boiler flue: possible carbon monoxide.",
+                "message": "That soot can be a sign of carbon monoxide. What is your address?",
+                "emergency_category": "carbon_monoxide",
+            },
+        ),
+        tool_use_response("find_property", {"address": "Flat 1, 12 Harbour Street, Leeds"}),
+        tool_use_response("confirm_property", {"confirmed": True}),
+        tool_use_response(
+            "create_issue",
+            {
+                "title": "Soot around the boiler flue",
+                "description": "Tenant sent a photo of the boiler.",
+                "category": "safety",
+                "urgency": "emergency",
+                "location": "boiler cupboard",
+                "photo": "provided",
+                "photo_findings": "Heavy black soot around the top of the boiler and the flue pipe.",
+                "message": "Please keep the boiler off until the engineer has checked it.",
+            },
+        ),
+    )
+    first = tenant_sends("is this normal?", [(photo_bytes(scene="boiler_soot"), "image/jpeg")], phone=unknown)
+    alert = EmergencyAlert.objects.get()
+    assert (alert.source, alert.category, alert.issue_id) == ("model", "carbon_monoxide", None)
+    assert alert.safety_reply and alert.safety_reply in first[-1]
+    tenant_sends("Flat 1, 12 Harbour Street, Leeds", phone=unknown)
+    tenant_sends("yes", phone=unknown)
+    issue = Issue.objects.get()
+    assert issue.urgency == "emergency" and issue.photo_findings.startswith("Heavy black soot")
+    assert EmergencyAlert.objects.get().issue_id == issue.pk
+    assert issue.photos.count() == 1
+    # After the confirmation the model decided with the report's photo in front of it.
+    assert len(request_images(anthropic_stub.requests[-1])) == 1
 
 
 def test_the_scripted_model_reads_the_words_of_a_turn_with_photos(home, tenant_sends, settings):
