@@ -4,6 +4,13 @@ from api.views.conversations import ConversationDetailApi, ConversationListApi, 
 from api.views.documents import DocumentDetailApi, DocumentListApi
 from api.views.issues import IssueDetailApi, IssueLinkNumberApi, IssueListApi
 from api.views.not_found import UnknownEndpointApi
+from api.views.privacy import (
+    AuditEventListApi,
+    DataRequestDecideApi,
+    DataRequestListApi,
+    TenantEraseApi,
+    TenantExportApi,
+)
 from api.views.properties import (
     PropertyDetailApi,
     PropertyListApi,
@@ -23,6 +30,11 @@ urlpatterns = [
     path("properties/<int:pk>/", PropertyDetailApi.as_view(), name="property-detail"),
     path("tenants/", TenantListApi.as_view(), name="tenant-list"),
     path("tenants/<int:pk>/", TenantDetailApi.as_view(), name="tenant-detail"),
+    path("tenants/<int:pk>/export/", TenantExportApi.as_view(), name="tenant-export"),
+    path("tenants/<int:pk>/erase/", TenantEraseApi.as_view(), name="tenant-erase"),
+    path("data-requests/", DataRequestListApi.as_view(), name="data-request-list"),
+    path("data-requests/<int:pk>/decide/", DataRequestDecideApi.as_view(), name="data-request-decide"),
+    path("audit-events/", AuditEventListApi.as_view(), name="audit-event-list"),
     path("tenancies/", TenancyListApi.as_view(), name="tenancy-list"),
     path("tenancies/<int:pk>/", TenancyDetailApi.as_view(), name="tenancy-detail"),
     path("conversations/", ConversationListApi.as_view(), name="conversation-list"),

@@ -97,6 +97,9 @@ INSTALLED_APPS = [
     "issues",
     "emergencies",
     "orchestration",
+    # Tenants' data rights: export, erasure, retention, the audit log (docs/data-protection.md).
+    "auditlog",
+    "privacy",
     "evals",
     "api",
     "stack",
@@ -111,6 +114,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Who viewed a tenant's records (admin pages, API reads) into the audit log, and
+    # who made each model change (django-auditlog's actor, also for API tokens).
+    "privacy.middleware.AuditMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its 429 page.
     "axes.middleware.AxesMiddleware",
 ]
@@ -450,6 +456,20 @@ CELERY_BEAT_SCHEDULE["retrieval-requeue-pending"] = {
     "task": tasks.RETRIEVAL_REQUEUE_PENDING,
     "schedule": float(env_int("EMBEDDING_REQUEUE_INTERVAL_SECONDS", 300)),
 }
+
+# --- Data protection (privacy/, docs/data-protection.md) ---------------------
+
+# Retention (privacy/retention.py): each organization's RetentionPolicy, applied
+# daily by beat; an organization without a policy keeps everything (the landlord
+# decides how long; the product never deletes on its own default).
+PRIVACY_RETENTION_INTERVAL_SECONDS = env_int("PRIVACY_RETENTION_INTERVAL_SECONDS", 24 * 3600)
+CELERY_BEAT_SCHEDULE["privacy-retention"] = {
+    "task": tasks.PRIVACY_RETENTION_APPLY,
+    "schedule": float(PRIVACY_RETENTION_INTERVAL_SECONDS),
+}
+# django-auditlog: model changes only of the fields each registration names
+# (privacy/audit.py), never the tenant's words; no client IP kept.
+AUDITLOG_DISABLE_REMOTE_ADDR = True
 
 # --- Email (landlord notifications) -----------------------------------------
 

@@ -35,6 +35,8 @@ RETRIEVAL_REQUEUE_PENDING = "retrieval.requeue_pending"
 # Evaluations (evals/tasks.py)
 EVALS_RETRIEVAL = "evals.retrieval"
 EVALS_JUDGE = "evals.judge"
+# Data protection (privacy/tasks.py)
+PRIVACY_RETENTION_APPLY = "privacy.retention_apply"
 
 
 _app: Celery | None = None

@@ -1,0 +1,29 @@
+"""Apply the retention policies now; ``--dry-run`` says what would go and changes nothing."""
+
+from __future__ import annotations
+
+import datetime
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from privacy.retention import retention_apply
+from properties.models import Organization
+
+
+class Command(BaseCommand):
+    help = "Apply every organization's retention policy (docs/data-protection.md)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--dry-run", action="store_true", help="Count what would be removed; change nothing.")
+        parser.add_argument("--now", help="ISO date-time to apply the policy as of (default: now).")
+
+    def handle(self, *args, **options) -> None:
+        now = datetime.datetime.fromisoformat(options["now"]) if options["now"] else None
+        report = retention_apply(now=now, dry_run=options["dry_run"])
+        names = dict(Organization.objects.filter(pk__in=report.organizations).values_list("pk", "name"))
+        verb = "would remove" if report.dry_run else "removed"
+        if not report.organizations:
+            self.stdout.write("No organization has a retention policy: nothing to do.")
+        for organization_id, counts in report.organizations.items():
+            summary = ", ".join(f"{key} {value}" for key, value in sorted(counts.items())) or "nothing"
+            self.stdout.write(f"{names.get(organization_id, organization_id)}: {verb} {summary}")

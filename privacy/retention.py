@@ -1,0 +1,151 @@
+"""Retention: each organization's policy applied to its conversations.
+
+A conversation's clock is the later of its last message and its last issue's
+resolution; a conversation with an issue still open is never touched. After
+``message_content_months`` its words go (message bodies, payloads,
+transcripts, turn traces, alert reasoning; the rows, dates and states stay);
+after ``media_months`` its photo and voice-note files are deleted. The
+organization's own alert messages with no conversation (new-issue alerts to
+the landlord's number) follow the message clock by their own date. Issues
+themselves are the landlord's repair records and stay (erasure removes their
+words when a tenant asks).
+
+An organization without a ``RetentionPolicy`` keeps everything. Every run is
+idempotent (it only touches what still holds content) and records what it did
+in a ``RetentionRun``; a dry run does the same work in a transaction that is
+rolled back, so its counts are exact and nothing changes.
+"""
+
+from __future__ import annotations
+
+import calendar
+import datetime
+import logging
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.db.models import Exists, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce, Greatest
+from django.utils import timezone
+
+from conversations.models import Conversation, Media, Message
+from emergencies.models import EmergencyAlert
+from issues.models import Issue
+from orchestration.models import Turn
+from privacy.audit import audit_record
+from privacy.erasure import conversation_content_redact, media_files_delete
+from privacy.models import AuditEvent, RetentionPolicy, RetentionRun
+
+logger = logging.getLogger(__name__)
+
+RETAINED = "[removed after the retention period]"
+
+
+def months_before(moment: datetime.datetime, months: int) -> datetime.datetime:
+    """The same day and time ``months`` calendar months earlier (the month's last day when shorter)."""
+    month_index = moment.year * 12 + (moment.month - 1) - months
+    year, month = divmod(month_index, 12)
+    day = min(moment.day, calendar.monthrange(year, month + 1)[1])
+    return moment.replace(year=year, month=month + 1, day=day)
+
+
+@dataclass
+class RetentionReport:
+    dry_run: bool
+    organizations: dict[int, dict[str, int]] = field(default_factory=dict)
+
+    def total(self) -> dict[str, int]:
+        totals: dict[str, int] = {}
+        for counts in self.organizations.values():
+            for key, value in counts.items():
+                totals[key] = totals.get(key, 0) + value
+        return totals
+
+
+def _expired_conversations(organization_id: int, cutoff: datetime.datetime):
+    open_issue = Issue.objects.filter(conversation=OuterRef("pk"), status__in=Issue.OPEN_STATUSES)
+    last_message = Message.objects.filter(conversation=OuterRef("pk")).order_by("-created_at").values("created_at")
+    last_resolved = (
+        Issue.objects.filter(conversation=OuterRef("pk"), resolved_at__isnull=False)
+        .order_by("-resolved_at")
+        .values("resolved_at")
+    )
+    return (
+        Conversation.objects.filter(organization_id=organization_id)
+        .annotate(
+            last_message=Subquery(last_message[:1]),
+            last_resolved=Subquery(last_resolved[:1]),
+            has_open=Exists(open_issue),
+        )
+        .annotate(
+            clock=Greatest(
+                Coalesce("last_message", "created_at"),
+                Coalesce("last_resolved", "created_at"),
+            )
+        )
+        .filter(has_open=False, clock__lt=cutoff)
+        .values("pk")
+    )
+
+
+def retention_apply_organization(
+    *, policy: RetentionPolicy, now: datetime.datetime, dry_run: bool = False
+) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    organization_id = policy.organization_id
+    content_cutoff = months_before(now, policy.message_content_months)
+    media_cutoff = months_before(now, policy.media_months)
+    with transaction.atomic():
+        conversation_ids = list(_expired_conversations(organization_id, content_cutoff).values_list("pk", flat=True))
+        if conversation_ids:
+            before = dict(counts)
+            conversation_content_redact(
+                conversations=Conversation.objects.filter(pk__in=conversation_ids),
+                messages=Message.objects.filter(organization_id=organization_id, conversation_id__in=conversation_ids),
+                media=Media.objects.filter(message__conversation_id__in=conversation_ids),
+                turns=Turn.objects.filter(conversation_id__in=conversation_ids),
+                alerts=EmergencyAlert.objects.filter(conversation_id__in=conversation_ids),
+                marker=RETAINED,
+                counts=counts,
+            )
+            if counts != before:
+                counts["conversations"] = len(conversation_ids)
+        # The landlord's own alert messages (no conversation): by their own date.
+        changed = (
+            Message.objects.filter(
+                organization_id=organization_id, conversation__isnull=True, created_at__lt=content_cutoff
+            )
+            .filter(~Q(body=RETAINED) & ~Q(body=""))
+            .update(body=RETAINED, raw_payload={}, template_variables={})
+        )
+        if changed:
+            counts["conversations.Message.body (no conversation)"] = changed
+        media_ids = list(_expired_conversations(organization_id, media_cutoff).values_list("pk", flat=True))
+        if media_ids:
+            media_files_delete(Media.objects.filter(message__conversation_id__in=media_ids), counts)
+        if dry_run:
+            transaction.set_rollback(True)
+    RetentionRun.objects.create(organization_id=organization_id, dry_run=dry_run, ran_at=now, counts=counts)
+    if counts and not dry_run:
+        audit_record(
+            organization_id=organization_id,
+            actor=None,
+            via=AuditEvent.Via.SYSTEM,
+            action=AuditEvent.Action.RETENTION,
+            target_type="privacy.retentionpolicy",
+            target_id=policy.pk,
+            label=", ".join(f"{key.rsplit('.', 1)[-1]} {value}" for key, value in sorted(counts.items()))[:200],
+        )
+    return counts
+
+
+def retention_apply(*, now: datetime.datetime | None = None, dry_run: bool = False) -> RetentionReport:
+    """Apply every organization's policy as of ``now`` (tests pass a frozen clock)."""
+    now = now or timezone.now()
+    report = RetentionReport(dry_run=dry_run)
+    for policy in RetentionPolicy.objects.order_by("organization_id"):
+        report.organizations[policy.organization_id] = retention_apply_organization(
+            policy=policy, now=now, dry_run=dry_run
+        )
+    logger.info("retention%s: %s", " (dry run)" if dry_run else "", report.total())
+    return report

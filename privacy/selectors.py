@@ -1,0 +1,70 @@
+"""Which rows hold one tenant's data, shared by export, erasure and their tests.
+
+A tenant's conversations are those linked to them and those from their phone
+number, inside their organization only; everything else follows from those
+conversations (messages, media, turns, alerts) or from the tenant (issues).
+The landlord's alert messages about the tenant's issues (sent to the
+organization's own contact number, with no conversation) are found by the
+issues' references."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from django.db.models import Q, QuerySet
+
+from conversations.models import Conversation, Media, Message
+from emergencies.models import EmergencyAlert
+from issues.models import Issue, IssueUpdate
+from orchestration.models import Turn
+from properties.models import Tenant
+
+
+@dataclass
+class TenantRecords:
+    tenant: Tenant
+    conversations: QuerySet[Conversation]
+    messages: QuerySet[Message]
+    media: QuerySet[Media]
+    issues: QuerySet[Issue]
+    issue_updates: QuerySet[IssueUpdate]
+    alerts: QuerySet[EmergencyAlert]
+    turns: QuerySet[Turn]
+
+    def landlord_alert_messages(self) -> QuerySet[Message]:
+        """Messages with no conversation (the landlord's own alerts) that name
+        one of the tenant's issues or the tenant's number."""
+        references = list(self.issues.values_list("reference", flat=True))
+        condition = Q(body__contains=self.tenant.phone)
+        for reference in references:
+            condition |= Q(body__contains=reference)
+        return Message.objects.filter(organization_id=self.tenant.organization_id, conversation__isnull=True).filter(
+            condition
+        )
+
+
+def tenant_records(*, tenant: Tenant) -> TenantRecords:
+    organization_id = tenant.organization_id
+    conversation_ids = list(
+        Conversation.objects.filter(organization_id=organization_id)
+        .filter(Q(tenant=tenant) | Q(phone=tenant.phone))
+        .values_list("pk", flat=True)
+    )
+    conversations = Conversation.objects.filter(pk__in=conversation_ids)
+    issues = Issue.objects.filter(organization_id=organization_id).filter(
+        Q(tenant=tenant) | Q(conversation_id__in=conversation_ids)
+    )
+    return TenantRecords(
+        tenant=tenant,
+        conversations=conversations,
+        messages=Message.objects.filter(organization_id=organization_id, conversation_id__in=conversation_ids),
+        media=Media.objects.filter(
+            message__organization_id=organization_id, message__conversation_id__in=conversation_ids
+        ),
+        issues=issues,
+        issue_updates=IssueUpdate.objects.filter(issue__in=issues),
+        alerts=EmergencyAlert.objects.filter(organization_id=organization_id).filter(
+            Q(conversation_id__in=conversation_ids) | Q(issue__in=issues)
+        ),
+        turns=Turn.objects.filter(conversation_id__in=conversation_ids),
+    )

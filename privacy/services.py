@@ -1,0 +1,93 @@
+"""Data requests: recorded from WhatsApp or by a landlord, decided by a landlord."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from conversations.models import Message
+from privacy.audit import audit_record
+from privacy.erasure import tenant_erase
+from privacy.export import tenant_export_build
+from privacy.models import AuditEvent, DataRequest, ErasureRecord
+from properties.models import Tenant
+
+
+class DataRequestError(Exception):
+    pass
+
+
+def data_request_record_whatsapp(*, message: Message) -> DataRequest | None:
+    """A pending export request for the tenant behind ``message`` (None if this
+    message already made one)."""
+    conversation = message.conversation
+    assert conversation is not None
+    tenant = (
+        conversation.tenant
+        or Tenant.objects.filter(organization_id=message.organization_id, phone=conversation.phone).first()
+    )
+    try:
+        with transaction.atomic():
+            request = DataRequest.objects.create(
+                organization_id=message.organization_id,
+                tenant=tenant,
+                conversation=conversation,
+                message=message,
+                kind=DataRequest.Kind.EXPORT,
+                source=DataRequest.Source.WHATSAPP,
+            )
+    except IntegrityError:
+        return None
+    audit_record(
+        organization_id=request.organization_id,
+        actor=None,
+        via=AuditEvent.Via.WHATSAPP,
+        action=AuditEvent.Action.REQUEST,
+        target_type="privacy.datarequest",
+        target_id=request.pk,
+        label=f"export asked over WhatsApp (conversation {conversation.pk})",
+    )
+    return request
+
+
+def _decide(request: DataRequest, *, user: Any, status: str) -> None:
+    request.status = status
+    request.decided_at = timezone.now()
+    request.decided_by = user if user is not None and user.is_authenticated else None
+    request.save(update_fields=["status", "decided_at", "decided_by"])
+
+
+def data_request_export(*, request: DataRequest, user: Any, via: str) -> bytes:
+    """Approve an export request: the ZIP for the landlord to hand over."""
+    if request.kind != DataRequest.Kind.EXPORT:
+        raise DataRequestError("This is not an export request.")
+    if request.tenant is None:
+        raise DataRequestError("Link the request to a tenant first (the number matches no tenant).")
+    payload = tenant_export_build(tenant=request.tenant, user=user, via=via)
+    _decide(request, user=user, status=DataRequest.Status.DONE)
+    return payload
+
+
+def data_request_erase(*, request: DataRequest, user: Any, via: str) -> ErasureRecord:
+    if request.kind != DataRequest.Kind.ERASURE:
+        raise DataRequestError("This is not an erasure request.")
+    if request.tenant is None:
+        raise DataRequestError("Link the request to a tenant first.")
+    record = tenant_erase(tenant=request.tenant, user=user, via=via)
+    _decide(request, user=user, status=DataRequest.Status.DONE)
+    return record
+
+
+def data_request_reject(*, request: DataRequest, user: Any, via: str) -> None:
+    _decide(request, user=user, status=DataRequest.Status.REJECTED)
+    audit_record(
+        organization_id=request.organization_id,
+        actor=user,
+        via=via,
+        action=AuditEvent.Action.REQUEST,
+        target_type="privacy.datarequest",
+        target_id=request.pk,
+        label=f"{request.kind} request rejected",
+    )

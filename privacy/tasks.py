@@ -1,0 +1,12 @@
+from __future__ import annotations
+
+from celery import shared_task
+
+from config.tasks import PRIVACY_RETENTION_APPLY
+from privacy.retention import retention_apply
+
+
+@shared_task(name=PRIVACY_RETENTION_APPLY, acks_late=True)
+def retention_apply_task() -> dict[str, int]:
+    """Beat, daily: every organization's retention policy (idempotent)."""
+    return retention_apply().total()
