@@ -3,9 +3,10 @@
 Makes sure Redis answers (starting a local redis-server with
 ``scripts/ensure-redis`` when none does), migrates, seeds the demo organization,
 then runs the web app under gunicorn, a Celery worker for emergency screening,
-one for every other queue and Celery beat as child processes that share this
-process's database (the embedded PostgreSQL when no DATABASE_URL is set); a
-child that stops is started again. On the way out it stops the children,
+one for every other queue (turns, sends, voice-note transcription, ...) and
+Celery beat as child processes that share this process's database (the
+embedded PostgreSQL when no DATABASE_URL is set); a child that stops is
+started again. On the way out it stops the children,
 and the redis-server only if it started that one itself.
 
 It listens on ``BIND`` (``--bind``). With ``--demo`` (``make demo``) the
