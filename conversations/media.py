@@ -123,6 +123,9 @@ def _audio_prepare(media: Media, content: bytes) -> list[str]:
     else:
         media.transcription_state = TranscriptionState.PENDING
         media.transcription_error = ""
+        # The lease now covers the transcription task (the sweeper's re-queues counted afresh).
+        media.queued_at, media.requeues = timezone.now(), 0
+        return ["duration_seconds", "transcription_state", "transcription_error", "queued_at", "requeues"]
     return ["duration_seconds", "transcription_state", "transcription_error"]
 
 

@@ -1,6 +1,6 @@
 """The database is the source of truth; Redis may lose a task. The sweeper
 re-queues what PostgreSQL says is unfinished: inbound messages not processed,
-outbound messages not sent, media not downloaded. Handling is idempotent, so
+outbound messages not sent, media not downloaded, voice notes not transcribed. Handling is idempotent, so
 a task queued twice does its work once.
 
 Queued work holds a lease: ``queued_at`` is set whenever a task is queued for
@@ -20,8 +20,8 @@ from django.db import transaction
 from django.db.models import F, Max, Model, Q, QuerySet
 from django.utils import timezone
 
-from config.tasks import INBOUND_PROCESS, MEDIA_DOWNLOAD, OUTBOUND_SEND, queue_task
-from conversations.models import Media, Message
+from config.tasks import INBOUND_PROCESS, MEDIA_DOWNLOAD, MEDIA_TRANSCRIBE, OUTBOUND_SEND, queue_task
+from conversations.models import Media, Message, TranscriptionState
 
 logger = logging.getLogger(__name__)
 
@@ -88,11 +88,29 @@ def channel_sweep(*, now: datetime | None = None) -> dict[str, int]:
     )
     media = [pk for pk in media if queue_leased(MEDIA_DOWNLOAD, [pk], Media, [pk], requeue=True)]
 
+    # Voice notes downloaded but not transcribed: the task was lost (or is
+    # retrying: the lease keeps the sweeper from doubling it).
+    voice, over = _lease(
+        Media.objects.filter(
+            transcription_state=TranscriptionState.PENDING,
+            download_state=Media.DownloadState.DOWNLOADED,
+            downloaded_at__lt=outbound_cutoff,
+        ).order_by("id"),
+        now=now,
+        limit=500,
+    )
+    gave_up += Media.objects.filter(pk__in=over, transcription_state=TranscriptionState.PENDING).update(
+        transcription_state=TranscriptionState.FAILED,
+        transcription_error=f"not transcribed after {settings.SWEEP_MAX_REQUEUES} re-queues by the sweeper",
+    )
+    voice = [pk for pk in voice if queue_leased(MEDIA_TRANSCRIBE, [pk], Media, [pk], requeue=True)]
+
     counts = {
         "inbound": len(inbound),
         "outbound": len(pending),
         "stale_sending": stale_sending,
         "media": len(media),
+        "transcriptions": len(voice),
         "gave_up": gave_up,
     }
     if any(counts.values()):

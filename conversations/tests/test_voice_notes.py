@@ -148,3 +148,21 @@ def test_a_done_transcript_is_not_transcribed_twice(twilio_stub, transcription_s
     media_transcribe(media_id=media.pk)
     media_transcribe(media_id=media.pk)  # a redelivered task
     assert len(transcription_stub.requests) == 1
+
+
+def test_the_sweeper_queues_a_lost_transcription_again_after_the_lease(
+    twilio_stub, transcription_stub, voice_note, queued, settings
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversations.sweeper import channel_sweep
+
+    media = downloaded(twilio_stub, voice_note("Hello"))  # its task was never run
+    assert media.queued_at is not None
+    assert channel_sweep()["transcriptions"] == 0  # within the grace and the lease
+    later = timezone.now() + timedelta(seconds=settings.SWEEP_LEASE_SECONDS + settings.OUTBOUND_SWEEP_GRACE_SECONDS + 1)
+    assert channel_sweep(now=later)["transcriptions"] == 1
+    assert ("media.transcribe", [media.pk], "transcription") in queued
+    assert channel_sweep(now=later)["transcriptions"] == 0  # leased again: not doubled
