@@ -285,11 +285,12 @@ def turn_context_content(context: TurnContext, *, cache: ImageCache) -> tuple[Co
     always, when there is no photo to show or vision is off), or the photos as
     image blocks, each after its label, then the context with a note on what
     was shown and what was not."""
-    text = turn_context_render(context)
     images = turn_images(context, cache=cache)
     if not images.images and not images.notes:
-        return text, images
-    text = "\n".join([text, *images.notes])
+        return turn_context_render(context), images
+    # The notes go with the others, above the conversation: after the last
+    # message they would read as part of the tenant's words.
+    text = turn_context_render(replace(context, notes=[*context.notes, *images.notes]))
     if not images.images:
         return text, images
     return [*images.blocks(), text_block(text)], images

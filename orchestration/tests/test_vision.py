@@ -92,7 +92,9 @@ def test_a_photo_reaches_claude_as_a_resized_base64_jpeg_never_a_twilio_url(home
     assert "/Media/ME" not in _request_json(request) and "twilio" not in _request_json(request).lower()
     content = request["json"]["messages"][0]["content"]
     assert [b["type"] for b in content] == ["text", "image", "text"]  # the label, the photo, then the context
-    assert "You can see the tenant's 1 photo(s) above" in request_text(request)
+    text = request_text(request)
+    # The note sits with the context's notes, not after the tenant's message where it would read as their words.
+    assert text.index("You can see the tenant's 1 photo(s) above") < text.index("New message(s) from the tenant:")
     assert "[sent 1 photo(s)]" in request_text(request)
 
     turn = Turn.objects.get()
