@@ -40,6 +40,7 @@ def _media_name(media: Media) -> str:
 
 def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEvent.Via.SYSTEM) -> bytes:
     """The ZIP's bytes; records an ``export`` entry in the audit log."""
+    tenant = Tenant.objects.select_related("organization").get(pk=tenant.pk)  # as stored now
     records = tenant_records(tenant=tenant)
     buffer = io.BytesIO()
     data: dict[str, Any] = {

@@ -1,0 +1,184 @@
+from __future__ import annotations
+
+import io
+import os
+import zipfile
+
+import pytest
+from django.apps import apps
+from django.db import models
+from django.db.models.functions import Cast
+from django.urls import reverse
+
+from conversations.models import Media, Message
+from issues.models import Issue
+from privacy.erasure import ERASED, tenant_erase
+from privacy.export import tenant_export_build
+from privacy.models import AuditEvent, DataRequest, ErasureRecord
+from privacy.tests.conftest import SECRET
+
+pytestmark = pytest.mark.django_db
+
+
+def rows_holding(text: str) -> list[str]:
+    """Every model field, in every table, whose value contains ``text``."""
+    found = []
+    for model in apps.get_models():
+        for field in model._meta.concrete_fields:
+            if isinstance(field, (models.CharField, models.TextField, models.FileField)):
+                lookup = {f"{field.attname}__icontains": text}
+                queryset = model._default_manager.filter(**lookup)
+            elif isinstance(field, models.JSONField):
+                queryset = model._default_manager.annotate(_as_text=Cast(field.attname, models.TextField())).filter(
+                    _as_text__icontains=text
+                )
+            else:
+                continue
+            if queryset.exists():
+                found.append(f"{model._meta.label}.{field.name}")
+    return found
+
+
+def test_the_persona_holds_the_words_everywhere_before_erasure(worlds):
+    stores = set(rows_holding(SECRET))
+    assert {
+        "conversations.Message.body",
+        "conversations.Message.raw_payload",
+        "conversations.Message.location_name",
+        "conversations.Message.button_text",
+        "conversations.Message.template_variables",
+        "conversations.Media.transcript",
+        "conversations.Conversation.escalation_reason",
+        "conversations.Conversation.profile_name",
+        "properties.Tenant.whatsapp_profile_name",
+        "issues.Issue.title",
+        "issues.Issue.description",
+        "issues.Issue.photo_findings",
+        "issues.IssueUpdate.body",
+        "emergencies.EmergencyAlert.validation_reasoning",
+        "orchestration.Turn.tool_calls",
+        "orchestration.Turn.retrieval_hits",
+        "orchestration.Turn.error",
+        "evals.JudgeVerdict.reasoning",
+    } <= stores
+
+
+def test_an_erased_tenants_words_are_found_nowhere_and_the_facts_stay(worlds, alice_api, django_capture_on_commit_callbacks):
+    alice, bob = worlds
+    voice_path = alice.voice.file.path
+    photo_path = alice.media.file.path
+    assert os.path.exists(voice_path)
+    with django_capture_on_commit_callbacks(execute=True):
+        response = alice_api.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": True}, format="json")
+    assert response.status_code == 200, response.content
+    assert rows_holding(SECRET) == []
+    assert rows_holding("zanzibar@example.com") == []
+    # The files are gone from storage, the rows point at nothing.
+    assert not os.path.exists(voice_path) and not os.path.exists(photo_path)
+    assert not Media.objects.filter(message__conversation=alice.conversation).exclude(file="").exists()
+    # The facts the landlord keeps.
+    routine = Issue.objects.get(pk=alice.routine.pk)
+    assert (routine.property_id, routine.category, routine.status, routine.reference) == (
+        alice.property.pk,
+        "structural",
+        alice.routine.status,
+        alice.routine.reference,
+    )
+    assert routine.created_at == alice.routine.created_at
+    assert routine.title == ERASED
+    said = Message.objects.get(pk=alice.said.pk)
+    assert said.body == ERASED and said.created_at == alice.said.created_at and said.latitude is None
+    # What was erased, when and by whom.
+    record = ErasureRecord.objects.get()
+    assert record.erased_by == alice.user and record.via == "api" and record.tenant_id == alice.tenant.pk
+    assert record.counts["conversations.Media.file"] == 2
+    assert SECRET not in str(record.counts)
+    assert AuditEvent.objects.filter(action="erase", organization_id=alice.organization.pk, actor=alice.user).exists()
+
+
+def test_after_erasure_neither_admin_search_nor_api_nor_a_later_export_finds_the_words(worlds, client, alice_api):
+    alice, _ = worlds
+    tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
+    client.force_login(alice.user)
+    # The searches find nothing (the pages only echo the query in their links).
+    for url, words in [
+        (reverse("admin:issues_issue_changelist"), SECRET),
+        (reverse("admin:properties_tenant_changelist"), "zanzibar@example.com"),
+    ]:
+        before_cl = client.get(url, {"q": words}).context["cl"]
+        assert before_cl.result_count == 0, url
+    for url in [
+        reverse("admin:issues_issue_changelist"),
+        reverse("admin:conversations_conversation_change", args=[alice.conversation.pk]),
+        reverse("admin:issues_issue_change", args=[alice.routine.pk]),
+        reverse("admin:properties_tenant_change", args=[alice.tenant.pk]),
+    ]:
+        page = client.get(url)
+        assert page.status_code == 200, url
+        assert SECRET not in page.content.decode(), url
+    for url in [
+        f"/api/v1/issues/?q={SECRET}",
+        f"/api/v1/issues/{alice.routine.pk}/",
+        f"/api/v1/conversations/{alice.conversation.pk}/",
+        f"/api/v1/conversations/{alice.conversation.pk}/messages/",
+        f"/api/v1/tenants/{alice.tenant.pk}/",
+    ]:
+        response = alice_api.get(url)
+        assert response.status_code == 200, url
+        assert SECRET not in response.content.decode(), url
+    assert alice_api.get(f"/api/v1/issues/?q={SECRET}").json()["count"] == 0
+    archive = zipfile.ZipFile(io.BytesIO(tenant_export_build(tenant=alice.tenant)))
+    for name in archive.namelist():
+        assert SECRET.encode() not in archive.read(name), name
+    assert not [n for n in archive.namelist() if n.startswith("media/")]
+
+
+def test_erasure_touches_no_other_tenant_nor_another_organization(worlds, alice_api, bob_api):
+    alice, bob = worlds
+    bob_before = {m.pk: m.body for m in Message.objects.filter(organization=bob.organization)}
+    assert bob_api.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": True}, format="json").status_code == 404
+    assert bob_api.post(f"/api/v1/tenants/{alice.tenant.pk}/export/").status_code == 404
+    assert not ErasureRecord.objects.exists()
+    assert alice_api.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": True}, format="json").status_code == 200
+    assert {m.pk: m.body for m in Message.objects.filter(organization=bob.organization)} == bob_before
+    assert Issue.objects.get(pk=bob.routine.pk).title == "Bob loose door handle"
+    neighbour = Message.objects.get(pk=alice.neighbour_message.pk)
+    assert neighbour.body == "neighbour-words boiler"
+    assert Media.objects.filter(message=neighbour).exclude(file="").count() == 1
+    assert not AuditEvent.objects.filter(organization_id=bob.organization.pk, action="erase").exists()
+
+
+def test_erasure_needs_confirmation_and_a_deciding_role(worlds, alice_staff):
+    from privacy.tests.conftest import token_client
+
+    alice, _ = worlds
+    alice_api = token_client(alice.user)
+    assert alice_api.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": False}, format="json").status_code == 400
+    staff = token_client(alice_staff)
+    assert staff.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": True}, format="json").status_code == 403
+    assert staff.post(f"/api/v1/tenants/{alice.tenant.pk}/export/").status_code == 403
+    assert not ErasureRecord.objects.exists()
+
+
+def test_erasing_twice_changes_nothing_more(worlds):
+    alice, _ = worlds
+    first = tenant_erase(tenant=alice.tenant, user=alice.user, via="api")
+    second = tenant_erase(tenant=alice.tenant, user=alice.user, via="api")
+    assert first.counts and second.counts == {}
+
+
+def test_the_admin_erases_an_erasure_request_after_confirmation(worlds, client):
+    alice, bob = worlds
+    request = DataRequest.objects.create(organization=alice.organization, tenant=alice.tenant, kind="erasure")
+    client.force_login(alice.user)
+    url = reverse("admin:privacy_datarequest_changelist")
+    page = client.post(url, {"action": "approve_erasure", "_selected_action": [request.pk]})
+    assert page.status_code == 200 and b"Yes, erase" in page.content
+    assert rows_holding(SECRET)  # nothing erased before the confirmation
+    client.post(url, {"action": "approve_erasure", "_selected_action": [request.pk], "confirm": "yes"})
+    assert rows_holding(SECRET) == []
+    request.refresh_from_db()
+    assert request.status == "done" and request.decided_by == alice.user
+    # Bob cannot reach Alice's request.
+    client.force_login(bob.user)
+    assert client.get(reverse("admin:privacy_datarequest_change", args=[request.pk])).status_code == 404

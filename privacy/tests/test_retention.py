@@ -1,0 +1,147 @@
+"""Retention with a frozen clock (``now=``): what goes, what stays, dry runs,
+idempotence, an open issue holding its conversation, and isolation."""
+
+from __future__ import annotations
+
+import datetime
+import os
+
+import pytest
+from django.core.management import call_command
+from django.core.files.base import ContentFile
+
+from conversations.models import Conversation, Media, Message
+from issues.models import Issue
+from orchestration.models import Turn
+from privacy.models import AuditEvent, RetentionPolicy, RetentionRun
+from privacy.retention import RETAINED, months_before, retention_apply
+from properties.tests.factories import IssueFactory
+from properties.tests.persona import ConversationFactory, MediaFactory, MessageFactory, TurnFactory, alice_and_bob
+
+pytestmark = pytest.mark.django_db
+
+NOW = datetime.datetime(2029, 6, 15, 12, 0, tzinfo=datetime.UTC)
+
+
+def aged(conversation: Conversation, *, months: int, body: str, with_file: bool = True) -> Message:
+    """A conversation whose only message is ``months`` old."""
+    message = MessageFactory.create(conversation=conversation, body=body, raw_payload={"Body": body})
+    if with_file:
+        MediaFactory.create(
+            message=message,
+            content_type="audio/ogg",
+            transcript=f"{body} said",
+            transcription_state="done",
+            file=ContentFile(b"OggS", name="v.ogg"),
+        )
+    TurnFactory.create(conversation=conversation, message_ids=[message.pk])
+    Message.objects.filter(pk=message.pk).update(created_at=months_before(NOW, months))
+    Conversation.objects.filter(pk=conversation.pk).update(created_at=months_before(NOW, months))
+    return message
+
+
+@pytest.fixture
+def world(db, settings):
+    settings.EMERGENCY_CLASSIFIER = "off"
+    alice, bob = alice_and_bob()
+    org = alice.organization
+    old = ConversationFactory.create(organization=org)
+    middle = ConversationFactory.create(organization=org)
+    recent = ConversationFactory.create(organization=org)
+    held = ConversationFactory.create(organization=org)
+    bob_old = ConversationFactory.create(organization=bob.organization)
+    messages = {
+        "old": aged(old, months=30, body="old words"),
+        "middle": aged(middle, months=18, body="middle words"),
+        "recent": aged(recent, months=3, body="recent words"),
+        "held": aged(held, months=30, body="held words"),
+        "bob_old": aged(bob_old, months=30, body="bob old words"),
+    }
+    IssueFactory.create(organization=org, property=alice.property, conversation=held, status="open")
+    RetentionPolicy.objects.create(organization=org, message_content_months=24, media_months=12)
+    return alice, bob, messages
+
+
+def content(message: Message) -> tuple[str, bool, str]:
+    message.refresh_from_db()
+    media = message.media.get()
+    return message.body, bool(media.file), media.transcript
+
+
+def test_content_goes_after_its_months_media_sooner_and_an_open_issue_holds_it(
+    world, django_capture_on_commit_callbacks
+):
+    alice, bob, messages = world
+    old_file = messages["old"].media.get().file.path
+    with django_capture_on_commit_callbacks(execute=True):
+        report = retention_apply(now=NOW)
+    assert content(messages["old"]) == (RETAINED, False, "")
+    assert not os.path.exists(old_file)
+    assert content(messages["middle"]) == ("middle words", False, "middle words said")  # files only (12 months)
+    assert content(messages["recent"]) == ("recent words", True, "recent words said")
+    assert content(messages["held"]) == ("held words", True, "held words said")  # an open issue
+    assert content(messages["bob_old"]) == ("bob old words", True, "bob old words said")  # Bob has no policy
+    assert Message.objects.get(pk=messages["old"].pk).raw_payload == {}
+    assert Turn.objects.get(conversation=messages["old"].conversation).tool_calls[0].get("erased")
+    counts = report.organizations[alice.organization.pk]
+    assert counts["conversations.Message.body"] == 1 and counts["conversations.Media.file"] == 2
+    assert bob.organization.pk not in report.organizations
+    run = RetentionRun.objects.get(organization=alice.organization, dry_run=False)
+    assert run.counts == counts and run.ran_at == NOW
+    assert AuditEvent.objects.filter(action="retention", organization_id=alice.organization.pk).count() == 1
+
+
+def test_a_dry_run_counts_exactly_and_changes_nothing_and_a_second_run_does_nothing(
+    world, django_capture_on_commit_callbacks
+):
+    alice, _, messages = world
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        dry = retention_apply(now=NOW, dry_run=True)
+    assert callbacks == []  # no file deletion waits for a commit
+    assert content(messages["old"]) == ("old words", True, "old words said")
+    assert os.path.exists(messages["old"].media.get().file.path)
+    wet = retention_apply(now=NOW)
+    assert dry.organizations == wet.organizations
+    again = retention_apply(now=NOW)
+    assert again.organizations[alice.organization.pk] == {}
+    assert AuditEvent.objects.filter(action="retention").count() == 1
+
+
+def test_a_resolved_issue_restarts_the_clock(world):
+    alice, _, messages = world
+    conversation = messages["old"].conversation
+    IssueFactory.create(
+        organization=alice.organization,
+        property=alice.property,
+        conversation=conversation,
+        status=Issue.Status.RESOLVED,
+        resolved_at=months_before(NOW, 6),
+    )
+    retention_apply(now=NOW)
+    assert content(messages["old"]) == ("old words", True, "old words said")
+    # Two years after the resolution, it goes.
+    retention_apply(now=NOW + datetime.timedelta(days=19 * 31))
+    assert content(messages["old"])[0] == RETAINED
+
+
+def test_no_policy_keeps_everything(world):
+    _, _, messages = world
+    RetentionPolicy.objects.all().delete()
+    assert retention_apply(now=NOW).organizations == {}
+    assert content(messages["old"]) == ("old words", True, "old words said")
+
+
+def test_the_command_runs_dry(world, capsys):
+    _, _, messages = world
+    call_command("apply_retention", "--dry-run", "--now", NOW.isoformat())
+    out = capsys.readouterr().out
+    assert "Alice Lettings: would remove" in out and "Message.body 1" in out
+    assert content(messages["old"])[0] == "old words"
+    call_command("apply_retention", "--now", NOW.isoformat())
+    assert content(messages["old"])[0] == RETAINED
+
+
+def test_months_before_keeps_the_calendar():
+    assert months_before(datetime.datetime(2029, 3, 31, tzinfo=datetime.UTC), 1).day == 28
+    assert months_before(datetime.datetime(2029, 1, 15, tzinfo=datetime.UTC), 24).year == 2027
+    assert Media  # imported for the fixture's files
