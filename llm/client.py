@@ -37,6 +37,10 @@ def llm_complete(
 ) -> LLMResponse:
     """One model call. Raises ``LLMUnavailable`` or ``LLMMisconfigured``.
 
+    A message's ``content`` is a string or a list of content blocks (text,
+    ``llm.types.image_block`` photos, tool use and results); every backend
+    takes both (the scripted one reads the text blocks).
+
     ``script_key`` names who the call is about (the tenant's phone): the
     scripted backend answers from the script queued under it; Claude ignores it.
     """
