@@ -137,9 +137,8 @@ def media_transcribe(*, media_id: int) -> Media | None:
     try:
         with media.file.open("rb") as handle:
             content = handle.read()
-        heard = transcribe(
-            content=content, filename=media.file.name.rsplit("/", 1)[-1], content_type=media.content_type
-        )
+        filename = (media.file.name or "voice-note").rsplit("/", 1)[-1]
+        heard = transcribe(content=content, filename=filename, content_type=media.content_type)
     except TranscriptionFailed as exc:
         media_transcription_fail(media_id=media_id, reason=str(exc))
         return Media.objects.get(pk=media_id)
