@@ -4,12 +4,18 @@ The real ``twilio`` SDK talks HTTP to it (``TWILIO_API_BASE_URL``). It accepts
 ``POST .../Messages.json`` (answering with queued replies: a success, or an
 HTTP error such as 429, 500 or 400 with a Twilio error code) and serves media
 files registered by path, and records every request it received.
+
+Content sends are checked as Twilio checks them: ``ContentVariables`` without
+``ContentSid`` is error 92005, variables that are not a JSON object of
+strings are 21656, and a ``ContentSid`` that does not start with ``HX`` is
+21655; each is a 400 like Twilio's.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import re
 import threading
 import uuid
 from collections.abc import Callable
@@ -79,7 +85,7 @@ class _Handler(StubRequestHandler):
         self._record(form)
         stub = self.server.stub
         with stub.lock:
-            reply = stub.replies.pop(0) if stub.replies else TwilioReply()
+            reply = _content_refusal(form) or (stub.replies.pop(0) if stub.replies else TwilioReply())
         if reply.status >= 400:
             body = {
                 "code": reply.code or reply.status,
@@ -118,6 +124,26 @@ class _Handler(StubRequestHandler):
 
     def log_message(self, format, *args):
         pass
+
+
+CONTENT_SID = re.compile(r"HX\w+")
+
+
+def _content_refusal(form: dict) -> TwilioReply | None:
+    """Twilio's answer to a malformed Content send, or None."""
+    sid, variables = form.get("ContentSid"), form.get("ContentVariables")
+    if variables is not None and not sid:
+        return TwilioReply(400, 92005, "A ContentSid must be specified if content variables are provided")
+    if sid is not None and not CONTENT_SID.fullmatch(sid):
+        return TwilioReply(400, 21655, "The ContentSid is Invalid")
+    if variables is not None:
+        try:
+            parsed = json.loads(variables)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict) or not all(isinstance(v, str) for v in parsed.values()):
+            return TwilioReply(400, 21656, "The ContentVariables Parameter is invalid")
+    return None
 
 
 class TwilioStubServer(LocalStubServer):

@@ -339,3 +339,33 @@ def test_a_video_goes_to_the_model(placed, send):
 def test_an_unreadable_greeting_does_not_use_a_name_that_is_not_one(placed, send):
     [reply] = send(extra={"MessageType": "sticker", "ProfileName": "🔥 Plumbing Co 24/7"})
     assert reply.body == "How can I help? Tell me what needs repairing and where."
+
+
+def test_the_stub_refuses_content_variables_twilio_would_refuse(placed, send, twilio_stub, settings):
+    """The stub checks what Twilio checks, so a broken send would fail here."""
+    from twilio.base.exceptions import TwilioRestException
+
+    from conversations.twilio_client import twilio_client
+
+    client = twilio_client()
+    with pytest.raises(TwilioRestException) as refused:
+        client.messages.create(to="whatsapp:+1", from_="whatsapp:+2", content_variables='{"1": "x"}')
+    assert refused.value.code == 92005
+    with pytest.raises(TwilioRestException) as refused:
+        client.messages.create(to="whatsapp:+1", from_="whatsapp:+2", content_sid="HX1", content_variables="[1]")
+    assert refused.value.code == 21656
+
+
+def test_a_number_beyond_the_choices_is_refused(placed, send):
+    send(extra=pin("53.796300", "-1.546700"))
+    send("3", model=[call("respond", message="Please reply 1 or 2.")])
+    conversation = conversation_for(STRANGER)
+    assert conversation.identity_status == "identified" and conversation.property is None
+    turn = Turn.objects.filter(conversation=conversation).latest("id")
+    assert [c["name"] for c in turn.tool_calls] == ["respond"]
+
+
+def test_the_assistant_off_acknowledgement_greets_by_name(placed, send, settings):
+    settings.USE_LLM_ORCHESTRATION = False
+    [reply] = send("hello, my sink is blocked")
+    assert reply.body.startswith("Hi Ana! Thanks for your message. It has been passed to")
