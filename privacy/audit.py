@@ -8,7 +8,7 @@ Two sources, one page for the organization's owners (``AuditEvent``):
 * model changes recorded by django-auditlog (its ``LogEntry``, with the
   actor the middleware sets, admin users and API tokens alike), for the
   fields registered in ``AUDITED_FIELDS`` only: states, dates and links,
-  never the tenant's words. Each change is mirrored into an ``AuditEvent``
+  never the tenant's words. Each change a person made is mirrored into an ``AuditEvent``
   (a takeover or hand-back when ``bot_paused`` moves), and the ``LogEntry``'s
   ``object_repr`` is rewritten to a label that holds no tenant content (an
   issue's reference, not its title).
@@ -111,7 +111,10 @@ def on_auditlog_entry(sender, instance, action, changes=None, log_entry=None, lo
         organization_id = organization_id_of(instance)
     except Exception:  # a model outside the scoping table (the retention policy): its own column
         organization_id = getattr(instance, "organization_id", None)
-    if organization_id is None:
+    actor = getattr(log_entry, "actor", None)
+    if organization_id is None or actor is None:
+        # The product's own changes (the turn engine, tasks) stay in django-auditlog's table;
+        # the organization's page lists what people did.
         return
     changes = changes or {}
     verb = {0: "created", 1: "", 2: "deleted"}.get(int(action), "")
@@ -120,7 +123,6 @@ def on_auditlog_entry(sender, instance, action, changes=None, log_entry=None, lo
         paused = getattr(instance, "bot_paused", False)
         audit_action = AuditEvent.Action.TAKEOVER if paused else AuditEvent.Action.HANDBACK
     summary = "; ".join(f"{field}: {old} -> {new}" for field, (old, new) in _pairs(changes))
-    actor = getattr(log_entry, "actor", None)
     audit_record(
         organization_id=organization_id,
         actor=actor,

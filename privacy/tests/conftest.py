@@ -98,7 +98,9 @@ def worlds(db):
         to_address="whatsapp:+447700910000",
     )
     run = EvalRun.objects.create(kind="judge")
-    JudgeVerdict.objects.create(run=run, conversation=conversation, question="q", failed=True, reasoning=secret("judge"))
+    JudgeVerdict.objects.create(
+        run=run, conversation=conversation, question="q", failed=True, reasoning=secret("judge")
+    )
     # Alice's other tenant: same agency, never part of this tenant's export or erasure.
     neighbour = TenantFactory.create(organization=alice.organization, name="Neighbour", phone="+447700919999")
     TenancyFactory.create(tenant=neighbour, property=alice.property, start_date=datetime.date(2026, 1, 1))

@@ -37,7 +37,7 @@ HELD_OUT_2_SHA256 = "fed8ada33d51ab7407a4a2e73229be9e90b0abaffab9ece669bb3605e73
 def test_asking_for_my_data_records_a_pending_request_and_sends_nothing(
     worlds, post_inbound, queued, twilio_stub, body
 ):
-    alice, bob = worlds
+    alice, _bob = worlds
     outbound_before = Message.objects.filter(direction="outbound").count()
     response = post_inbound(phone=alice.tenant.phone, to=alice.number.number, body=body)
     assert response.status_code == 200

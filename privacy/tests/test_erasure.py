@@ -63,8 +63,10 @@ def test_the_persona_holds_the_words_everywhere_before_erasure(worlds):
     } <= stores
 
 
-def test_an_erased_tenants_words_are_found_nowhere_and_the_facts_stay(worlds, alice_api, django_capture_on_commit_callbacks):
-    alice, bob = worlds
+def test_an_erased_tenants_words_are_found_nowhere_and_the_facts_stay(
+    worlds, alice_api, django_capture_on_commit_callbacks
+):
+    alice, _bob = worlds
     voice_path = alice.voice.file.path
     photo_path = alice.media.file.path
     assert os.path.exists(voice_path)
@@ -136,10 +138,14 @@ def test_after_erasure_neither_admin_search_nor_api_nor_a_later_export_finds_the
 def test_erasure_touches_no_other_tenant_nor_another_organization(worlds, alice_api, bob_api):
     alice, bob = worlds
     bob_before = {m.pk: m.body for m in Message.objects.filter(organization=bob.organization)}
-    assert bob_api.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": True}, format="json").status_code == 404
+    assert (
+        bob_api.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": True}, format="json").status_code == 404
+    )
     assert bob_api.post(f"/api/v1/tenants/{alice.tenant.pk}/export/").status_code == 404
     assert not ErasureRecord.objects.exists()
-    assert alice_api.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": True}, format="json").status_code == 200
+    assert (
+        alice_api.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": True}, format="json").status_code == 200
+    )
     assert {m.pk: m.body for m in Message.objects.filter(organization=bob.organization)} == bob_before
     assert Issue.objects.get(pk=bob.routine.pk).title == "Bob loose door handle"
     neighbour = Message.objects.get(pk=alice.neighbour_message.pk)
@@ -153,7 +159,10 @@ def test_erasure_needs_confirmation_and_a_deciding_role(worlds, alice_staff):
 
     alice, _ = worlds
     alice_api = token_client(alice.user)
-    assert alice_api.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": False}, format="json").status_code == 400
+    assert (
+        alice_api.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": False}, format="json").status_code
+        == 400
+    )
     staff = token_client(alice_staff)
     assert staff.post(f"/api/v1/tenants/{alice.tenant.pk}/erase/", {"confirm": True}, format="json").status_code == 403
     assert staff.post(f"/api/v1/tenants/{alice.tenant.pk}/export/").status_code == 403

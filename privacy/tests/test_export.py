@@ -19,7 +19,7 @@ def unzip(content: bytes) -> tuple[zipfile.ZipFile, dict]:
 
 
 def test_the_api_export_holds_the_tenants_messages_files_issues_alerts_and_traces(worlds, alice_api):
-    alice, bob = worlds
+    alice, _bob = worlds
     response = alice_api.post(f"/api/v1/tenants/{alice.tenant.pk}/export/")
     assert response.status_code == 200
     assert response["Content-Type"] == "application/zip"

@@ -7,8 +7,8 @@ import datetime
 import os
 
 import pytest
-from django.core.management import call_command
 from django.core.files.base import ContentFile
+from django.core.management import call_command
 
 from conversations.models import Conversation, Media, Message
 from issues.models import Issue
