@@ -364,7 +364,12 @@ def _apply(
         lead = first.lead or first.reply
     applied = tool_apply(conversation=conversation, name=decision.call.name, tool_input=decision.call.input, **times)
     decision.trace[decision.call_index]["result"] = applied.result
-    if decision.call.name == "find_property" and conversation.candidate_property is not None and not lead:
+    if (
+        decision.call.name == "find_property"
+        and conversation.candidate_property is not None
+        and not lead
+        and applied.issue is None
+    ):
         # The candidate is asked about with Yes / No buttons (or numbered text).
         _candidate_question(conversation, conversation.candidate_property, lead="property_confirm_question")
     else:
