@@ -11,6 +11,7 @@ EXPECTED = {
     "evals.judge": "llm",
     "retrieval.embed_document": "embeddings",
     "media.download": "default",
+    "media.transcribe": "transcription",
     "channel.sweep": "default",
     "emergency.notify_email": "default",
 }
@@ -54,4 +55,12 @@ def test_a_published_task_lands_in_its_queue_once():
         lengths = {queue.name: client.llen(prefix + queue.name) for queue in app.conf.task_queues}
     finally:
         app.control.purge()
-    assert lengths == {"emergency": 0, "inbound": 1, "llm": 1, "outbound": 0, "embeddings": 0, "default": 0}
+    assert lengths == {
+        "emergency": 0,
+        "inbound": 1,
+        "llm": 1,
+        "outbound": 0,
+        "embeddings": 0,
+        "transcription": 0,
+        "default": 0,
+    }
