@@ -1,0 +1,108 @@
+"""The turn and voice notes, in process: it waits for a transcript (returning
+the wait, as the coalescing wait does), goes on past TRANSCRIPTION_WAIT_SECONDS,
+and, when no model is called, asks the tenant to type in their language."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from conversations.models import Conversation, Media, Message
+from llm.scripted import scripted_clear, scripted_queue
+from orchestration.models import Turn
+from orchestration.pipeline import inbound_process
+from orchestration.testing.fixtures import ORG_NUMBER, PHONE, call
+from orchestration.voice_notes import ASK_TO_TYPE, voice_notes_wait
+
+pytestmark = pytest.mark.django_db
+
+AUDIO_URL = "https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME1"
+
+
+@pytest.fixture(autouse=True)
+def quick(settings):
+    settings.INBOUND_COALESCE_SECONDS = 0
+    settings.EMERGENCY_CLASSIFIER = "off"
+    settings.TRANSCRIPTION_WAIT_SECONDS = 30
+    yield
+    scripted_clear(phone=PHONE)
+
+
+def voice_note(post_inbound, *, state: str = "", **fields) -> Message:
+    response = post_inbound(
+        phone=PHONE, to=ORG_NUMBER, media=[(AUDIO_URL, "audio/ogg")], extra={"MessageType": "audio"}
+    )
+    message = Message.objects.get(provider_sid=response.params["MessageSid"])
+    if state:
+        Media.objects.filter(message=message).update(download_state="downloaded", transcription_state=state, **fields)
+    return message
+
+
+def outbound() -> list[str]:
+    return list(Message.objects.filter(direction="outbound").order_by("id").values_list("body", flat=True))
+
+
+def test_the_turn_waits_for_a_voice_note_still_downloading_or_transcribing(home, post_inbound, queued):
+    note = voice_note(post_inbound)  # its download is queued, not done
+    typed = post_inbound(phone=PHONE, to=ORG_NUMBER, body="and the cupboard is wet")
+    typed_id = Message.objects.get(provider_sid=typed.params["MessageSid"]).pk
+
+    wait = inbound_process(message_id=typed_id)
+    assert wait is not None and 0 < wait <= 30  # the wait goes back to the task; nothing sleeps
+    assert not Turn.objects.exists()
+
+    Media.objects.filter(message=note).update(download_state="downloaded", transcription_state="pending")
+    assert voice_notes_wait(message_ids=[note.pk, typed_id]) > 0  # transcribing: still waiting
+
+    Media.objects.filter(message=note).update(transcription_state="done", transcript="The kitchen tap is leaking")
+    scripted_queue(phone=PHONE, calls=[call("respond", message="Which tap is it?")])
+    assert inbound_process(message_id=typed_id) is None
+    [turn] = Turn.objects.all()
+    assert turn.message_ids == [note.pk, typed_id]  # one burst
+
+
+def test_past_the_wait_the_turn_goes_on_without_the_transcript(home, post_inbound, queued, settings):
+    note = voice_note(post_inbound, state="pending")
+    Message.objects.filter(pk=note.pk).update(created_at=timezone.now() - timezone.timedelta(seconds=31))
+    scripted_queue(phone=PHONE, calls=[call("respond", message="Could you type that for me?")])
+    assert inbound_process(message_id=note.pk) is None
+    assert Turn.objects.get().message_ids == [note.pk]
+    assert Media.objects.get(message=note).transcription_state == "pending"  # a late transcript still lands
+
+
+@pytest.mark.parametrize(("language", "expected"), [("", "en"), ("pl", "pl"), ("es", "es")])
+def test_with_the_assistant_off_the_product_asks_to_type_in_the_tenants_language(
+    home, post_inbound, queued, language, expected
+):
+    home.llm_orchestration_enabled = False
+    home.save()
+    note = voice_note(post_inbound, state="failed", transcription_error="HTTP 400")
+    if language:
+        Conversation.objects.filter(pk=note.conversation_id).update(language=language)
+    inbound_process(message_id=note.pk)
+    assert Turn.objects.get().outcome == "flag_off"
+    assert outbound()[-1] == ASK_TO_TYPE[expected]
+    assert outbound().count(ASK_TO_TYPE[expected]) == 1
+
+
+def test_when_the_model_is_unavailable_the_product_asks_to_type(home, post_inbound, queued):
+    note = voice_note(post_inbound, state="off")
+    scripted_queue(phone=PHONE, calls=[{"error": "unavailable"}] * 5)
+    inbound_process(message_id=note.pk)
+    assert Turn.objects.get().outcome == "fallback"
+    assert outbound()[-1] == ASK_TO_TYPE["en"]
+
+
+def test_with_the_model_on_the_model_asks_and_the_product_does_not(home, post_inbound, queued):
+    note = voice_note(post_inbound, state="failed", transcription_error="too long")
+    scripted_queue(phone=PHONE, calls=[call("respond", message="Sorry, could you type that?")])
+    inbound_process(message_id=note.pk)
+    assert outbound() == ["Sorry, could you type that?"]
+
+
+def test_a_transcribed_voice_note_needs_no_ask(home, post_inbound, queued):
+    home.llm_orchestration_enabled = False
+    home.save()
+    note = voice_note(post_inbound, state="done", transcript="The boiler is broken")
+    inbound_process(message_id=note.pk)
+    assert all(body not in ASK_TO_TYPE.values() for body in outbound())
