@@ -369,3 +369,21 @@ def test_the_assistant_off_acknowledgement_greets_by_name(placed, send, settings
     settings.USE_LLM_ORCHESTRATION = False
     [reply] = send("hello, my sink is blocked")
     assert reply.body.startswith("Hi Ana! Thanks for your message. It has been passed to")
+
+
+def test_numbered_text_refused_with_63016_goes_again_as_a_template(placed, send, twilio_stub, settings):
+    """Twilio says the window is closed although we thought it open: the
+    question goes once more as a template. A Polish tenant with only an
+    English quick-reply template gets numbered text first, then ``generic``."""
+    from conversations.testing.twilio_stub import TwilioReply
+
+    settings.WHATSAPP_TEMPLATES = {"generic": "HX" + "g" * 32, "property_confirm.en": "HX" + "e" * 32}
+    [question] = send(extra=pin("53.796300", "-1.546700"))
+    Message.objects.filter(pk=question.pk).update(raw_payload={**question.raw_payload, "language": "pl"})
+    twilio_stub.queue(TwilioReply(400, 63016, "Outside the allowed window"))
+    message = message_send(message_id=question.pk)
+    first, second = twilio_stub.sent
+    assert "Body" in first and "ContentSid" not in first
+    assert second["ContentSid"] == "HX" + "g" * 32
+    assert json.loads(second["ContentVariables"]) == {"1": question.body}
+    assert message.status == "queued" and message.raw_payload["attempts"][0]["error_code"] == "63016"
