@@ -12,8 +12,9 @@ words when a tenant asks).
 
 An organization without a ``RetentionPolicy`` keeps everything. Every run is
 idempotent (it only touches what still holds content) and records what it did
-in a ``RetentionRun``; a dry run does the same work in a transaction that is
-rolled back, so its counts are exact and nothing changes.
+in a ``RetentionRun``; it works in batches of ``BATCH_CONVERSATIONS``
+conversations, one short transaction each; a dry run does the same work in
+transactions that are rolled back, so its counts are exact and nothing changes.
 """
 
 from __future__ import annotations
@@ -88,6 +89,16 @@ def _expired_conversations(organization_id: int, cutoff: datetime.datetime):
     )
 
 
+# Conversations redacted per transaction: short transactions (row locks on a
+# few thousand messages at most), and a crash loses at most one batch's work,
+# which the next run (idempotent) does again.
+BATCH_CONVERSATIONS = 200
+
+
+def _batches(ids: list[int]) -> list[list[int]]:
+    return [ids[start : start + BATCH_CONVERSATIONS] for start in range(0, len(ids), BATCH_CONVERSATIONS)]
+
+
 def retention_apply_organization(
     *, policy: RetentionPolicy, now: datetime.datetime, dry_run: bool = False
 ) -> dict[str, int]:
@@ -95,21 +106,31 @@ def retention_apply_organization(
     organization_id = policy.organization_id
     content_cutoff = months_before(now, policy.message_content_months)
     media_cutoff = months_before(now, policy.media_months)
-    with transaction.atomic():
-        conversation_ids = list(_expired_conversations(organization_id, content_cutoff).values_list("pk", flat=True))
-        if conversation_ids:
-            before = dict(counts)
+    conversation_ids = list(_expired_conversations(organization_id, content_cutoff).values_list("pk", flat=True))
+    media_ids = list(_expired_conversations(organization_id, media_cutoff).values_list("pk", flat=True))
+    content_ids, file_ids = set(conversation_ids), set(media_ids)
+    touched = 0
+    for batch in _batches(sorted(content_ids | file_ids)):
+        content_batch = [pk for pk in batch if pk in content_ids]
+        with transaction.atomic():
+            before = sum(counts.values())
             conversation_content_redact(
-                conversations=Conversation.objects.filter(pk__in=conversation_ids),
-                messages=Message.objects.filter(organization_id=organization_id, conversation_id__in=conversation_ids),
-                media=Media.objects.filter(message__conversation_id__in=conversation_ids),
-                turns=Turn.objects.filter(conversation_id__in=conversation_ids),
-                alerts=EmergencyAlert.objects.filter(conversation_id__in=conversation_ids),
+                conversations=Conversation.objects.filter(pk__in=content_batch),
+                messages=Message.objects.filter(organization_id=organization_id, conversation_id__in=content_batch),
+                media=Media.objects.filter(message__conversation_id__in=content_batch),
+                turns=Turn.objects.filter(conversation_id__in=content_batch),
+                alerts=EmergencyAlert.objects.filter(conversation_id__in=content_batch),
                 marker=RETAINED,
                 counts=counts,
             )
-            if counts != before:
-                counts["conversations"] = len(conversation_ids)
+            if sum(counts.values()) != before:
+                touched += len(content_batch)
+            media_files_delete(
+                Media.objects.filter(message__conversation_id__in=[pk for pk in batch if pk in file_ids]), counts
+            )
+            if dry_run:
+                transaction.set_rollback(True)
+    with transaction.atomic():
         # The landlord's own alert messages (no conversation): by their own date.
         changed = (
             Message.objects.filter(
@@ -120,11 +141,10 @@ def retention_apply_organization(
         )
         if changed:
             counts["conversations.Message.body (no conversation)"] = changed
-        media_ids = list(_expired_conversations(organization_id, media_cutoff).values_list("pk", flat=True))
-        if media_ids:
-            media_files_delete(Media.objects.filter(message__conversation_id__in=media_ids), counts)
         if dry_run:
             transaction.set_rollback(True)
+    if touched:
+        counts["conversations"] = touched
     RetentionRun.objects.create(organization_id=organization_id, dry_run=dry_run, ran_at=now, counts=counts)
     if counts and not dry_run:
         audit_record(
