@@ -145,6 +145,8 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
 SILENT_KINDS = frozenset({message_kinds.STICKER, message_kinds.REACTION})
 UNREADABLE_KINDS = frozenset({message_kinds.CONTACTS, message_kinds.UNSUPPORTED})
 STRUCTURED_MODEL = "none (structured answer)"
+# A pin proposes a home where find_property may: a number with no tenancy, not yet confirmed.
+PIN_IDENTITIES = (IdentityStatus.UNIDENTIFIED, IdentityStatus.IDENTIFIED)
 CHOICE_NOTE = (
     "After your reply the tenant is sent a question listing their homes ({codes}) to tap or answer with a "
     "number: do not list the homes yourself."
@@ -178,15 +180,7 @@ def _structured(
         context.notes.append(buttons.refused_note(answer))
         return None
     pins = [m for m in new if m.kind == message_kinds.LOCATION and m.latitude is not None]
-    if (
-        pins
-        and not context.snapshot.property_codes
-        and conversation.identity_status
-        in (
-            IdentityStatus.UNIDENTIFIED,
-            IdentityStatus.IDENTIFIED,
-        )
-    ):
+    if pins and not context.snapshot.property_codes and conversation.identity_status in PIN_IDENTITIES:
         return _pin_apply(conversation, context, decision, pins[-1], message_ids, started)
     kinds = {m.kind for m in new}
     if new and kinds <= SILENT_KINDS:
