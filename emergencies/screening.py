@@ -43,6 +43,7 @@ from django.utils import timezone
 
 from config.tasks import EMERGENCY_SCREEN, queue_task
 from conversations.delivery import SendRetry, message_send
+from conversations.message_kinds import AUDIO
 from conversations.models import Message, message_text
 from conversations.outbound import outbound_send_queue, outbound_text_queue
 from emergencies.alerts import emergency_alert_raise, emergency_recently_alerted, safety_message_for
@@ -104,7 +105,8 @@ def message_screen(*, message_id: int, stage: str, detection: Detection | None =
         if not message.body and EmergencyAlert.objects.filter(message_id=message.pk).exists():
             _screened_mark(message.pk)  # its alert and safety text are already out
             return None
-        text = message_text(message)
+        # Typed words alone need no query for media; a voice note's are its transcript.
+        text = message_text(message) if message.kind == AUDIO or not message.body else message.body
         result = _decide(message, detection if detection is not None else _detect(message, text)) if text else None
         _screened_mark(message.pk)
         safety = []
