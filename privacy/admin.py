@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -155,7 +156,7 @@ class DataRequestAdmin(PrivacyScopedAdmin):
             "requests": list(queryset.select_related("tenant")),
             "action": "approve_erasure",
             "opts": self.model._meta,
-            "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME,
+            "action_checkbox_name": ACTION_CHECKBOX_NAME,
         }
         return TemplateResponse(request, "admin/privacy/erase_confirm.html", context)
 

@@ -212,7 +212,7 @@ def _count(counts: dict[str, int], key: str, n: int) -> None:
 def media_files_delete(media: QuerySet[Media], counts: dict[str, int]) -> None:
     """Empty the file fields now; delete the files once the transaction commits
     (a rolled-back erasure leaves every file where it was)."""
-    files = [(item.pk, item.file.storage, item.file.name) for item in media.exclude(file="").only("pk", "file")]
+    files = [(item.pk, item.file.storage, item.file.name or "") for item in media.exclude(file="").only("pk", "file")]
     if not files:
         return
     media.filter(pk__in=[pk for pk, _, _ in files]).update(file="")

@@ -34,7 +34,7 @@ def _iso(value: Any) -> str | None:
 
 
 def _media_name(media: Media) -> str:
-    base = media.file.name.rsplit("/", 1)[-1] if media.file else "file"
+    base = (media.file.name or "file").rsplit("/", 1)[-1]
     return f"media/{media.message_id}-{media.index}-{base}"
 
 

@@ -23,15 +23,15 @@ def data_request_record_whatsapp(*, message: Message) -> DataRequest | None:
     """A pending export request for the tenant behind ``message`` (None if this
     message already made one)."""
     conversation = message.conversation
-    assert conversation is not None
+    organization_id = message.organization_id
+    assert conversation is not None and organization_id is not None
     tenant = (
-        conversation.tenant
-        or Tenant.objects.filter(organization_id=message.organization_id, phone=conversation.phone).first()
+        conversation.tenant or Tenant.objects.filter(organization_id=organization_id, phone=conversation.phone).first()
     )
     try:
         with transaction.atomic():
             request = DataRequest.objects.create(
-                organization_id=message.organization_id,
+                organization_id=organization_id,
                 tenant=tenant,
                 conversation=conversation,
                 message=message,

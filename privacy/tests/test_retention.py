@@ -10,7 +10,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.core.management import call_command
 
-from conversations.models import Conversation, Media, Message
+from conversations.models import Conversation, Message
 from issues.models import Issue
 from orchestration.models import Turn
 from privacy.models import AuditEvent, RetentionPolicy, RetentionRun
@@ -144,4 +144,3 @@ def test_the_command_runs_dry(world, capsys):
 def test_months_before_keeps_the_calendar():
     assert months_before(datetime.datetime(2029, 3, 31, tzinfo=datetime.UTC), 1).day == 28
     assert months_before(datetime.datetime(2029, 1, 15, tzinfo=datetime.UTC), 24).year == 2027
-    assert Media  # imported for the fixture's files
