@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
+from collections.abc import Sequence
 
 import pytest
 from django.core import mail
@@ -46,7 +47,7 @@ def tenant_sends(post_inbound, twilio_stub, settings):
     settings.WHATSAPP_SENDER = "console"  # replies are stored; nothing needs to reach Twilio
 
     def send(
-        text: str = "", photos: list[tuple[bytes, str]] = (), *, download: bool = True, phone: str = PHONE
+        text: str = "", photos: Sequence[tuple[bytes, str]] = (), *, download: bool = True, phone: str = PHONE
     ) -> list[str]:
         media = []
         for body, content_type in photos:
@@ -59,7 +60,8 @@ def tenant_sends(post_inbound, twilio_stub, settings):
         message = Message.objects.get(provider_sid=response.params["MessageSid"])
         if download:
             for item in message.media.all():
-                assert media_download(media_id=item.pk).download_state == Media.DownloadState.DOWNLOADED
+                downloaded = media_download(media_id=item.pk)
+                assert downloaded is not None and downloaded.download_state == Media.DownloadState.DOWNLOADED
         inbound_process(message_id=message.pk)
         return list(
             Message.objects.filter(direction="outbound", id__gt=before, conversation=message.conversation)
