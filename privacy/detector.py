@@ -26,7 +26,7 @@ def normalise(text: str) -> str:
 
 
 LEGAL = re.compile(
-    r"\b(gdpr|rodo|rgpd|lgpd|subject access|data subject|right of access|derecho de acceso|"
+    r"\b(gdpr|rodo|rgpd|lgpd|sar|dsar|subject access|data subject|right of access|derecho de acceso|"
     r"dreptul de acces|direito de acesso|prawo dostepu)\b"
 )
 
@@ -39,11 +39,18 @@ OBJECT = re.compile(
     r"(all|every) (of )?(my|our|the) (messages|chats?|photos|pictures|pics)|"
     r"(everything|anything|all|what) (you|u) (have|hold|keep|store|got) (on|about) me|"
     r"(record|records|history) of (my|our)|(keep|hold|store|have) (about|on) me|"
+    # what is kept about me, with any verb of keeping ("what you've got stored on me")
+    r"(have|hold|keep|kept|store|stored|saved|got|collect\w*|process\w*)\b[^.?!]{0,25}\b(about|on) me|"
+    # all my messages or photos, or everything we said
+    r"(all|every|copy of|copies of) (of )?(my|our|the) (\w+ )?(messages|msgs|texts|chats?|photos|pics|pictures|"
+    r"voice notes|conversations?)|everything (we|i) (talked|discussed|said|sent|wrote)|"
     # pl
     r"(moich|moje|mojich) dan\w*|danych osobowych|dane osobowe|dane o mnie|na moj temat|o mnie|"
-    r"histori\w* (naszej |mojej )?rozmow\w*|(cala|cal[aą]) (nasza |moja )?rozmow\w*|wszystkie (moje )?wiadomosci|"
+    r"histori\w* (naszej |mojej )?rozmow\w*|(cala|cal[aą]) (nasza |moja )?rozmow\w*|"
+    r"wszystk\w* (moich |moje |nasz\w* )?wiadomosc\w*|"
     # es
     r"mis datos|datos personales|sobre mi|historial|todos (mis|los) mensajes|"
+    r"lo que (teneis|tienen|tenes|guardais|guardan|habeis guardado|han guardado)\b[^.?!]{0,20}\b(de|sobre) mi|"
     # ro
     r"datele mele|datelor mele|date(le)? personale|datelor personale|despre mine|istoricul|toate mesajele|"
     # pt
@@ -55,16 +62,17 @@ OBJECT = re.compile(
 REQUEST = re.compile(
     r"\b("
     # en
-    r"send|copy|give|get|download|provide|want|need|request|export|can i have|could i have|"
-    r"what (personal )?(data|information|info)|"
+    r"send|copy|give|get|download|provide|want|need|request|export|forward|access|can i have|could i have|"
+    r"would like|i.?d like|like to see|what (personal )?(data|information|info)|what (do|does|did) (you|u)|"
     # pl
     r"wysl\w*|przesl\w*|kopi\w*|chce|chcialbym|chcialabym|dostac|otrzyma\w*|jakie|prosze o|udostepni\w*|"
+    r"potrzebuje|dostep\w*|"
     # es
-    r"envi[ae]\w*|mand[ae]\w*|copia|quiero|quisiera|que datos|facilit\w*|"
+    r"envi[ae]\w*|mand[ae]\w*|copia|quiero|quisiera|que datos|facilit\w*|necesito|pas[ae]\w*|acceso|solicit\w*|"
     # ro
-    r"trimite\w*|copie|vreau|as vrea|ce date|furniza\w*|"
+    r"trimite\w*|copie|vreau|as vrea|as dori|doresc|primesc|primi\w*|ce date|furniza\w*|acces\w*|solicit\w*|"
     # pt
-    r"mand[ae]\w*|copia|quero|gostaria|receber|que dados|fornec\w*"
+    r"mand[ae]\w*|copia|quero|gostaria|receber|que dados|fornec\w*|preciso|necessito|acesso|solicit\w*"
     r")\b"
 )
 

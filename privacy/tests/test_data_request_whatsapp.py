@@ -18,9 +18,12 @@ from privacy.models import AuditEvent, DataRequest
 DATA = Path(__file__).parent / "data"
 HELD_OUT = DATA / "data_request_heldout.jsonl"
 HELD_OUT_SHA256 = "69f563b688f9158c25807ff0a6b1ab1902b8d9233ebcc8b896a8a09a08d5c10b"
-# The second batch, written after the detector and never tuned on (docs/data-protection.md reports it).
+# The second batch, written after the first rules (their misses then fixed by class, so now tuned on),
+# and the third, written after that fix and never tuned on (docs/data-protection.md reports them).
 HELD_OUT_2 = DATA / "data_request_heldout2.jsonl"
 HELD_OUT_2_SHA256 = "fed8ada33d51ab7407a4a2e73229be9e90b0abaffab9ece669bb3605e739384a"
+HELD_OUT_3 = DATA / "data_request_heldout3.jsonl"
+HELD_OUT_3_SHA256 = "b3535e05cfc5feedb7646781dd5da456cc5747c83411330fe70e992da5a2fa24"
 
 
 @pytest.mark.django_db
@@ -77,6 +80,7 @@ def _measure(path: Path) -> tuple[int, int, int, int]:
 def test_the_held_out_set_is_frozen_and_covers_five_languages():
     assert hashlib.sha256(HELD_OUT.read_bytes()).hexdigest() == HELD_OUT_SHA256
     assert hashlib.sha256(HELD_OUT_2.read_bytes()).hexdigest() == HELD_OUT_2_SHA256
+    assert hashlib.sha256(HELD_OUT_3.read_bytes()).hexdigest() == HELD_OUT_3_SHA256
     items = [json.loads(line) for line in HELD_OUT.read_text().splitlines()]
     assert {item["lang"] for item in items} == {"en", "pl", "es", "ro", "pt"}
     assert len(items) >= 30 and {item["label"] for item in items} == {0, 1}

@@ -17,7 +17,7 @@ class Command(BaseCommand):
     help = "Measure the data-request detector: own set vs held-out set."
 
     def handle(self, *args, **options) -> None:
-        for name in ("own", "heldout", "heldout2"):
+        for name in ("own", "heldout", "heldout2", "heldout3"):
             items = [json.loads(line) for line in (DATA / f"data_request_{name}.jsonl").read_text().splitlines()]
             by_language: dict[str, list[int]] = {}
             for item in items:
