@@ -305,6 +305,16 @@ def twilio_stub(settings, monkeypatch):
         _client.cache_clear()
 
 
+@pytest.fixture(autouse=True)
+def _transcription_off(settings, monkeypatch):
+    """No test reaches a real transcriber, whatever the developer's environment
+    says: transcription is off unless a test asks for the stub."""
+    settings.TRANSCRIPTION_BACKEND, settings.TRANSCRIPTION_BASE_URL = "off", ""
+    for name in ("TRANSCRIPTION_BASE_URL", "TRANSCRIPTION_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("TRANSCRIPTION_BACKEND", "off")
+
+
 @pytest.fixture
 def transcription_stub(settings, monkeypatch):
     """A local OpenAI-compatible transcription server, with the http
