@@ -51,6 +51,17 @@ API_READS: dict[str, str] = {
     "api:issue-detail": "issues.issue",
 }
 # The admin's POSTs that act rather than show (a takeover answers with a redirect).
+# Changelist actions that act on each selected row: (url name, action name) -> (model label, audit action).
+ADMIN_LIST_ACTIONS: dict[tuple[str, str], tuple[str, str]] = {
+    ("admin:conversations_conversation_changelist", "take_over"): (
+        "conversations.conversation",
+        AuditEvent.Action.TAKEOVER,
+    ),
+    ("admin:conversations_conversation_changelist", "hand_back"): (
+        "conversations.conversation",
+        AuditEvent.Action.HANDBACK,
+    ),
+}
 ADMIN_ACTIONS = {
     "admin:conversations_conversation_takeover",
     "admin:conversations_conversation_handback",
@@ -100,6 +111,11 @@ class AuditMiddleware:
         except Resolver404:
             return
         name = f"{match.namespace}:{match.url_name}" if match.namespace else (match.url_name or "")
+        admin_post = via == AuditEvent.Via.ADMIN and request.method == "POST"
+        list_action = (name, request.POST.get("action", "")) if admin_post else None
+        if list_action in ADMIN_LIST_ACTIONS and response.status_code in (200, 302):
+            self._record_list_action(request, user, via, *ADMIN_LIST_ACTIONS[list_action])
+            return
         if via == AuditEvent.Via.ADMIN and name in ADMIN_PAGES:
             label, action = ADMIN_PAGES[name]
             acting = name in ADMIN_ACTIONS
@@ -126,3 +142,15 @@ class AuditMiddleware:
         if organization_id is None:
             return
         audit_record(organization_id=organization_id, actor=user, via=via, action=action, target=obj)
+
+    @staticmethod
+    def _record_list_action(request: HttpRequest, user, via: str, label: str, action: str) -> None:
+        """Each selected row the user may see (the admin acted on those only)."""
+        from properties.scoping import queryset_for_user
+
+        ids = [int(pk) for pk in request.POST.getlist("_selected_action") if str(pk).isdigit()]
+        model = apps.get_model(label)
+        for obj in queryset_for_user(model._default_manager.filter(pk__in=ids), user):
+            organization_id = organization_id_safe(obj)
+            if organization_id is not None:
+                audit_record(organization_id=organization_id, actor=user, via=via, action=action, target=obj)

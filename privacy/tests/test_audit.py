@@ -91,3 +91,14 @@ def test_the_audit_log_is_append_only(worlds, client, alice_api):
     assert page.status_code == 200 and b'name="_save"' not in page.content
     assert client.post(reverse("admin:privacy_auditevent_delete", args=[event.pk]), {"post": "yes"}).status_code == 403
     assert SECRET not in "".join(AuditEvent.objects.values_list("label", flat=True))
+
+
+def test_a_takeover_from_the_list_is_recorded_per_conversation(worlds, client):
+    alice, bob = worlds
+    client.force_login(alice.user)
+    client.post(
+        reverse("admin:conversations_conversation_changelist"),
+        {"action": "take_over", "_selected_action": [alice.conversation.pk, bob.conversation.pk]},
+    )
+    recorded = list(AuditEvent.objects.filter(action="takeover").values_list("organization_id", "target_id"))
+    assert recorded == [(alice.organization.pk, alice.conversation.pk)]  # Bob's conversation was not hers to touch
