@@ -19,6 +19,7 @@ from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -86,9 +87,12 @@ class DataRequestAdmin(PrivacyScopedAdmin):
     writing_roles = DECIDING_ROLES
 
     def get_readonly_fields(self, request, obj=None):
-        if obj is not None:  # a recorded request is decided with the actions, not edited
-            return [*self.readonly_fields, "tenant", "kind"]
-        return self.readonly_fields
+        if obj is None:
+            return self.readonly_fields
+        if obj.tenant_id is None and obj.status == DataRequest.Status.PENDING:
+            # Asked from a number that matches no tenant: the landlord says who it is.
+            return [*self.readonly_fields, "kind"]
+        return [*self.readonly_fields, "tenant", "kind"]  # decided with the actions, not edited
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "tenant":
@@ -102,6 +106,8 @@ class DataRequestAdmin(PrivacyScopedAdmin):
         if not change:
             obj.organization_id = obj.tenant.organization_id
             obj.source = DataRequest.Source.ADMIN
+        elif obj.tenant is not None and obj.tenant.organization_id != obj.organization_id:
+            raise PermissionDenied("That tenant belongs to another organization.")
         super().save_model(request, obj, form, change)
 
     def get_actions(self, request):

@@ -59,3 +59,16 @@ def test_staff_may_look_but_not_decide(worlds, client, alice_staff):
     )
     assert not ErasureRecord.objects.exists()
     assert client.get(reverse("admin:privacy_auditevent_changelist")).status_code == 403
+
+
+def test_a_request_from_an_unknown_number_is_linked_to_a_tenant_then_decided(worlds, client):
+    alice, bob = worlds
+    request = DataRequest.objects.create(organization=alice.organization, kind="export", source="whatsapp")
+    client.force_login(alice.user)
+    url = reverse("admin:privacy_datarequest_change", args=[request.pk])
+    client.post(url, {"tenant": bob.tenant.pk})  # not a choice she has
+    request.refresh_from_db()
+    assert request.tenant is None
+    client.post(url, {"tenant": alice.tenant.pk})
+    request.refresh_from_db()
+    assert request.tenant == alice.tenant
