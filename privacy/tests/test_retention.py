@@ -144,3 +144,17 @@ def test_the_command_runs_dry(world, capsys):
 def test_months_before_keeps_the_calendar():
     assert months_before(datetime.datetime(2029, 3, 31, tzinfo=datetime.UTC), 1).day == 28
     assert months_before(datetime.datetime(2029, 1, 15, tzinfo=datetime.UTC), 24).year == 2027
+
+
+def test_the_beat_task_applies_the_policies_and_reports_totals(world, settings):
+    from config.celery import app
+    from config.tasks import PRIVACY_RETENTION_APPLY
+    from privacy.tasks import retention_apply_task
+
+    assert settings.CELERY_BEAT_SCHEDULE["privacy-retention"]["task"] == PRIVACY_RETENTION_APPLY
+    assert app.tasks[PRIVACY_RETENTION_APPLY].name == retention_apply_task.name
+    _, _, messages = world
+    totals = retention_apply_task()  # as of now: the "old" conversation is 30 months old
+    assert totals["conversations.Message.body"] >= 1
+    assert content(messages["old"])[0] == RETAINED
+    assert retention_apply_task() == {}
