@@ -153,8 +153,14 @@ def test_the_beat_task_applies_the_policies_and_reports_totals(world, settings):
 
     assert settings.CELERY_BEAT_SCHEDULE["privacy-retention"]["task"] == PRIVACY_RETENTION_APPLY
     assert app.tasks[PRIVACY_RETENTION_APPLY].name == retention_apply_task.name
+    from django.utils import timezone
+
     _, _, messages = world
-    totals = retention_apply_task()  # as of now: the "old" conversation is 30 months old
+    old = messages["old"].conversation
+    long_ago = months_before(timezone.now(), 30)  # the task runs as of the real clock
+    Message.objects.filter(conversation=old).update(created_at=long_ago)
+    Conversation.objects.filter(pk=old.pk).update(created_at=long_ago)
+    totals = retention_apply_task()
     assert totals["conversations.Message.body"] >= 1
     assert content(messages["old"])[0] == RETAINED
     assert retention_apply_task() == {}
