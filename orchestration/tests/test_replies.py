@@ -69,4 +69,5 @@ def test_with_the_assistant_off_the_acknowledgement_is_in_the_tenants_language(h
     home.llm_orchestration_enabled = False
     home.save()
     [reply] = tenant_says("Dzień dobry, nie działa ogrzewanie")
-    assert reply.startswith("Dziękujemy za wiadomość.") and "Harbour Lettings" in reply
+    # The first reply greets by the WhatsApp profile name the webhook posted ("Tenant" in the tests).
+    assert reply.startswith("Dzień dobry, Tenant! Dziękujemy za wiadomość.") and "Harbour Lettings" in reply
