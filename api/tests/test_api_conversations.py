@@ -29,7 +29,18 @@ def test_messages_page_with_a_cursor_in_order_without_counting(alice_api, worlds
     assert "count" not in first
     assert first["results"][0]["body"] == alice.inbound.body
     assert first["results"][0]["media"] == [
-        {"id": alice.media.pk, "index": 0, "content_type": "image/png", "size": None, "download_state": "downloaded"}
+        {
+            "id": alice.media.pk,
+            "index": 0,
+            "content_type": "image/png",
+            "size": None,
+            "download_state": "downloaded",
+            # A photo: no voice-note fields filled in.
+            "duration_seconds": None,
+            "transcription_state": "",
+            "transcript": "",
+            "transcript_language": "",
+        }
     ]
     second = alice_api.get(first["next"]).json()
     bodies = [m["body"] for m in first["results"] + second["results"]]
