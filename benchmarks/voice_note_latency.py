@@ -1,9 +1,9 @@
 """A voice note's way through the real stack: from the webhook to the reply
 handed to Twilio, with the transcriber taking a fixed time.
 
-gunicorn, the ``emergency`` worker and a worker for the other queues (the
-download, the ``transcription`` queue, the turn with the scripted model, the
-send), Redis and a throwaway embedded PostgreSQL; the real twilio SDK sends to
+gunicorn, the ``emergency`` worker, a ``transcription`` worker (as in
+docker/compose.yaml) and a worker for the other queues (the download, the turn
+with the scripted model, the send), Redis and a throwaway embedded PostgreSQL; the real twilio SDK sends to
 a local stub that also serves the audio, and the http transcriber posts to the
 local transcription stub, which answers after ``--transcription-delay``
 seconds. The audio is real: espeak-ng speaks it and ffmpeg encodes it to
@@ -59,6 +59,17 @@ def spoken_ogg() -> bytes:
         return (folder / "a.ogg").read_bytes()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def workers_ready(count: int, timeout: float = 120) -> None:
+    """Wait until ``count`` Celery workers answer a ping."""
+    from config.celery import app
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if len(app.control.ping(timeout=1.0) or []) >= count:
+            return
+    raise SystemExit(f"fewer than {count} workers answered within {timeout:.0f} s")
 
 
 def summary(name: str, values: list[float]) -> str:
@@ -119,9 +130,13 @@ def run(args, twilio, transcriber, audio: bytes) -> int:
             {
                 "web": gunicorn_command(args.port, 2),
                 "worker-emergency": worker_command(1, ["emergency"], "emergency"),
-                "worker": worker_command(8, [q for q in QUEUES if q != "emergency"], "worker"),
+                # As in docker/compose.yaml: transcriptions (seconds each) never hold a thread the
+                # downloads, turns and sends need.
+                "worker-transcription": worker_command(4, ["transcription"], "transcription"),
+                "worker": worker_command(8, [q for q in QUEUES if q not in {"emergency", "transcription"}], "worker"),
             },
         )
+        workers_ready(len(children) - 1)  # gunicorn answers first; a note must not wait for a worker to boot
         poster = SignedPoster(args.port)
         started = time.monotonic()
 
@@ -154,11 +169,12 @@ def run(args, twilio, transcriber, audio: bytes) -> int:
                 break
             time.sleep(0.5)
 
-        downloaded, transcribed, replied = [], [], []
+        downloaded, transcribed, transcribing, replied = [], [], [], []
         for media in Media.objects.select_related("message").filter(transcription_state="done"):
             assert media.transcribed_at is not None and media.downloaded_at is not None
             downloaded.append((media.downloaded_at - media.message.created_at).total_seconds() * 1000)
             transcribed.append((media.transcribed_at - media.message.created_at).total_seconds() * 1000)
+            transcribing.append((media.transcribed_at - media.downloaded_at).total_seconds() * 1000)
         for note in Message.objects.filter(direction="inbound"):
             reply = (
                 Message.objects.filter(
@@ -177,6 +193,7 @@ def run(args, twilio, transcriber, audio: bytes) -> int:
         print(summary("webhook acknowledgement", poster.latencies_ms))
         print(summary("receipt -> audio downloaded", downloaded))
         print(summary("receipt -> transcript done", transcribed))
+        print(summary("downloaded -> transcript done", transcribing))
         print(summary("receipt -> reply handed to Twilio", replied))
         print(
             f"transcriber saw {len(transcriber.stub.requests)} uploads; Twilio stub saw {len(twilio.stub.sent)} sends"
