@@ -182,6 +182,11 @@ def _structured(
     pins = [m for m in new if m.kind == message_kinds.LOCATION and m.latitude is not None]
     if pins and not context.snapshot.property_codes and conversation.identity_status in PIN_IDENTITIES:
         return _pin_apply(conversation, context, decision, pins[-1], message_ids, started)
+    if pins and _own_home_pinned(conversation, context, decision, pins[-1]):
+        before = (context.identity_at_start, context.gathering_at_start)
+        return turn_record(
+            conversation, message_ids, outcome="location_pin", started=started, decision=decision, before=before
+        )
     kinds = {m.kind for m in new}
     if new and kinds <= SILENT_KINDS:
         if _first_contact(conversation):
@@ -196,6 +201,34 @@ def _structured(
     if _choice_due(conversation, context):
         context.notes.append(CHOICE_NOTE.format(codes=", ".join(context.snapshot.property_codes)))
     return None
+
+
+def _own_home_pinned(conversation: Conversation, context: TurnContext, decision: Decision, pin: Message) -> bool:
+    """A tenant with several homes who has not said which shares a pin near
+    one of them: that home is asked about with Yes / No (never confirmed by
+    the pin). False, and the model answers, when none of theirs is near."""
+    codes = context.snapshot.property_codes
+    if conversation.identity_status != IdentityStatus.IDENTIFIED or len(codes) < 2:
+        return False
+    assert pin.latitude is not None and pin.longitude is not None
+    match = services.conversation_property_propose_near(
+        conversation=conversation, latitude=float(pin.latitude), longitude=float(pin.longitude), codes=codes
+    )
+    if match.property is None:
+        return False
+    _candidate_question(conversation, match.property, lead="location_candidate")
+    pin_input = {"latitude": str(pin.latitude), "longitude": str(pin.longitude), "label": pin.location_name}
+    result = f"candidate {match.property.code} among the tenant's homes ({match.metres:.0f} m from the pin)"
+    decision.trace.append(
+        {
+            "name": "find_property",
+            "input": pin_input,
+            "model": STRUCTURED_MODEL,
+            "via": "location pin",
+            "result": result,
+        }
+    )
+    return True
 
 
 def _first_contact(conversation: Conversation) -> bool:

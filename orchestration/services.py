@@ -4,6 +4,7 @@ change the model asks for goes through one of these."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Collection
 
 from django.conf import settings
 from django.core.mail import send_mail
@@ -80,17 +81,22 @@ def conversation_property_propose(*, conversation: Conversation, address: str) -
     return match
 
 
-def conversation_property_propose_near(*, conversation: Conversation, latitude: float, longitude: float) -> NearMatch:
-    """A location pin from a number with no tenancy: the organization's home
-    nearest to it, within ``LOCATION_MATCH_MAX_METRES``, becomes the candidate
-    the tenant confirms, as an address given to ``find_property`` would.
-    Several about as near (flats in one building), or none, leave no
-    candidate. The pin never confirms anything by itself."""
+def conversation_property_propose_near(
+    *, conversation: Conversation, latitude: float, longitude: float, codes: Collection[str] | None = None
+) -> NearMatch:
+    """A location pin: the home nearest to it, within
+    ``LOCATION_MATCH_MAX_METRES``, becomes the candidate the tenant confirms,
+    as an address given to ``find_property`` would. A number with no tenancy
+    searches the organization's homes; a tenant with several homes passes
+    their ``codes`` and only those are candidates. Several about as near
+    (flats in one building), or none, leave no candidate. The pin never
+    confirms anything by itself."""
     match = property_nearest(
         organization_id=conversation.organization_id,
         latitude=latitude,
         longitude=longitude,
         max_metres=settings.LOCATION_MATCH_MAX_METRES,
+        codes=codes,
     )
     conversation.candidate_property = match.property
     conversation.save(update_fields=["candidate_property", "updated_at"])

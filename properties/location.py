@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
@@ -89,10 +90,10 @@ def distance_metres(lat1: float, lon1: float, lat2: float, lon2: float) -> float
 
 
 def properties_near(
-    *, organization_id: int, latitude: float, longitude: float, max_metres: float
+    *, organization_id: int, latitude: float, longitude: float, max_metres: float, codes: Collection[str] | None = None
 ) -> QuerySet[Property]:
-    """The organization's properties within ``max_metres`` of the point,
-    nearest first, each with ``metres``."""
+    """The organization's properties (only ``codes`` when given) within
+    ``max_metres`` of the point, nearest first, each with ``metres``."""
     phi, lam = math.radians(latitude), math.radians(longitude)
     # Bounding box first (a degree of latitude is ~111 km everywhere; of
     # longitude, that times cos(latitude)), then the exact distance.
@@ -104,8 +105,9 @@ def properties_near(
     metres = ExpressionWrapper(
         Value(2 * EARTH_RADIUS_METRES) * ASin(Sqrt(Least(half_a, Value(1.0)))), output_field=FloatField()
     )
+    queryset = Property.objects.all() if codes is None else Property.objects.filter(code__in=list(codes))
     return (
-        Property.objects.filter(
+        queryset.filter(
             organization_id=organization_id,
             latitude__isnull=False,
             longitude__isnull=False,
@@ -118,14 +120,16 @@ def properties_near(
     )
 
 
-def property_nearest(*, organization_id: int, latitude: float, longitude: float, max_metres: float) -> NearMatch:
-    """The home a pin points at: the nearest within ``max_metres``, unless
-    another is within ``TIE_METRES`` of it too (then the candidates)."""
-    near = list(
-        properties_near(organization_id=organization_id, latitude=latitude, longitude=longitude, max_metres=max_metres)[
-            :10
-        ]
+def property_nearest(
+    *, organization_id: int, latitude: float, longitude: float, max_metres: float, codes: Collection[str] | None = None
+) -> NearMatch:
+    """The home a pin points at (among ``codes`` when given): the nearest
+    within ``max_metres``, unless another is within ``TIE_METRES`` of it too
+    (then the candidates)."""
+    queryset = properties_near(
+        organization_id=organization_id, latitude=latitude, longitude=longitude, max_metres=max_metres, codes=codes
     )
+    near = list(queryset[:10])
     if not near:
         return NearMatch()
     nearest = near[0]

@@ -387,3 +387,24 @@ def test_numbered_text_refused_with_63016_goes_again_as_a_template(placed, send,
     assert second["ContentSid"] == "HX" + "g" * 32
     assert json.loads(second["ContentVariables"]) == {"1": question.body}
     assert message.status == "queued" and message.raw_payload["attempts"][0]["error_code"] == "63016"
+
+
+def test_a_tenant_with_two_homes_can_pin_one_and_confirm_it(two_homes, send):
+    send("the heating is off", model=[call("respond", message="Sorry to hear that.")])
+    [question] = send(extra=pin("53.801100", "-1.550000"))  # ~11 m from 9 Park Row (HOUSE-9)
+    assert "9 Park Row" in question.body and question.raw_payload["purpose"] == "property_confirm"
+    conversation = conversation_for(STRANGER)
+    assert conversation.candidate_property.code == "HOUSE-9" and conversation.property is None
+    send(
+        "Yes", extra=tap("confirm_property:yes:HOUSE-9", "Yes"), model=[call("ask_for_details", question="Which room?")]
+    )
+    conversation = conversation_for(STRANGER)
+    assert conversation.identity_status == "confirmed" and conversation.property.code == "HOUSE-9"
+
+
+def test_a_tenants_pin_never_proposes_a_home_that_is_not_theirs(two_homes, placed, send):
+    PropertyFactory(organization=placed, code="NEXT-DOOR", latitude=Decimal("53.700000"), longitude=Decimal("0"))
+    send("the heating is off", model=[call("respond", message="Sorry to hear that.")])
+    replies = send(extra=pin("53.700000", "0"), model=[call("respond", message="Which home is it?")])
+    assert replies[0].body == "Which home is it?"
+    assert conversation_for(STRANGER).candidate_property is None
