@@ -203,7 +203,7 @@ def _voice_note(media: Media) -> str:
     if media.transcription_state == TranscriptionState.DONE and media.transcript:
         return f'[voice note, transcribed: "{media.transcript}"]'
     if media.transcription_state == TranscriptionState.PENDING:
-        return "[voice note, not transcribed yet]"
+        return "[voice note, not transcribed in time: ask them to type it]"
     return "[voice note that could not be transcribed: ask them to type it]"
 
 

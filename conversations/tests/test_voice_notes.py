@@ -21,14 +21,16 @@ URL = "https://api.twilio.com" + PATH
 
 def voice_media(**kwargs) -> Media:
     kwargs.setdefault("content_type", "audio/ogg")
-    media = MediaFactory(provider_url=URL, **kwargs)
+    media: Media = MediaFactory(provider_url=URL, **kwargs)  # type: ignore[assignment]  # factory_boy builds a Media
     Message.objects.filter(pk=media.message_id).update(kind="audio", screened_at="2026-11-25T00:00:00Z")
     return media
 
 
 def downloaded(twilio_stub, audio: bytes, content_type: str = "audio/ogg") -> Media:
     twilio_stub.serve_file(PATH, audio, content_type=content_type)
-    return media_download(media_id=voice_media(content_type=content_type).pk)
+    media = media_download(media_id=voice_media(content_type=content_type).pk)
+    assert media is not None
+    return media
 
 
 def test_the_length_of_a_real_voice_note_is_read_from_the_file(voice_note):

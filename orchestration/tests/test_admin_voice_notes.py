@@ -7,7 +7,7 @@ import pytest
 from django.core.files.base import ContentFile
 from django.urls import reverse
 
-from conversations.models import Media
+from conversations.models import Media, Message
 from properties.tests.persona import MessageFactory, alice_and_bob
 
 pytestmark = pytest.mark.django_db
@@ -16,7 +16,7 @@ OGG = b"OggS" + b"\0" * 200
 
 
 def voice_note(conversation, **fields) -> Media:
-    message = MessageFactory(conversation=conversation, body="", kind="audio")
+    message: Message = MessageFactory(conversation=conversation, body="", kind="audio")  # type: ignore[assignment]
     media = Media(message=message, index=0, provider_url="https://api.twilio.com/x", content_type="audio/ogg", **fields)
     media.file.save("note.ogg", ContentFile(OGG), save=False)
     media.download_state = Media.DownloadState.DOWNLOADED
