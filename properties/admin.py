@@ -69,13 +69,24 @@ class OrganizationAdmin(ScopedModelAdmin):
         (
             "Assistant",
             {
-                "fields": ["llm_orchestration_enabled"],
-                "description": "Empty follows the site-wide USE_LLM_ORCHESTRATION setting; "
-                "Yes or No overrides it for this organization.",
+                "fields": ["llm_orchestration_enabled", "vision_enabled"],
+                "description": "The assistant: empty follows the site-wide USE_LLM_ORCHESTRATION setting; "
+                "Yes or No overrides it for this organization. Photos: shown to the model unless turned off "
+                "here (or site-wide by VISION_ENABLED).",
             },
         ),
         ("Notifications", {"fields": ["notification_email", "contact_whatsapp"]}),
-        ("Emergencies", {"fields": ["emergency_contact_name", "emergency_contact_phone", "emergency_contact_email"]}),
+        (
+            "Emergencies",
+            {
+                "fields": [
+                    "emergency_contact_name",
+                    "emergency_contact_phone",
+                    "emergency_contact_email",
+                    "emergency_sensitivity",
+                ]
+            },
+        ),
         ("Routing", {"fields": ["messaging_service_sid"]}),
     ]
 
