@@ -1,6 +1,7 @@
 """The scoping mixin: one class decides what a landlord sees and changes in every admin."""
 
 import pytest
+from auditlog.models import LogEntry
 from axes.models import AccessAttempt, AccessFailureLog, AccessLog
 from django.contrib import admin
 from django.contrib.auth.models import Group, User
@@ -9,6 +10,7 @@ from rest_framework.authtoken.models import TokenProxy
 
 from emergencies.models import EmergencyRule
 from evals.models import EvalRun, JudgeVerdict
+from privacy.models import AuditEvent, DataRequest, ErasureRecord, RetentionPolicy, RetentionRun
 from properties.admin_scoping import OrganizationScopedAdminMixin, OrganizationScopedInlineMixin
 from properties.models import Membership, Property, Tenancy
 from properties.scoping import SCOPES, organization_id_of, scope_for
@@ -26,15 +28,19 @@ pytestmark = pytest.mark.django_db
 # Third-party admins that keep Django's own model permissions: only superusers
 # (or users given those permissions explicitly) reach them; members never do.
 # django-axes's login attempts and lockouts span organizations the same way.
-DJANGO_OWN = {User, Group, TokenProxy, AccessAttempt, AccessLog, AccessFailureLog}
+# django-auditlog's own table (the product's changes, for operators) likewise.
+DJANGO_OWN = {User, Group, TokenProxy, AccessAttempt, AccessLog, AccessFailureLog, LogEntry}
 # Evaluation results span organizations: superusers only (see evals/admin.py).
 SUPERUSER_ONLY = {EvalRun, JudgeVerdict}
+# The data-protection pages decide by role (owners and managers), not only by
+# organization: privacy/admin.py scopes them (privacy/tests/test_admin_pages.py).
+SCOPED_BY_ROLE = {DataRequest, ErasureRecord, RetentionRun, RetentionPolicy, AuditEvent}
 
 
 def test_every_registered_admin_and_inline_uses_the_scoping_mixin():
     checked = 0
     for model, model_admin in admin.site._registry.items():
-        if model in DJANGO_OWN | SUPERUSER_ONLY:
+        if model in DJANGO_OWN | SUPERUSER_ONLY | SCOPED_BY_ROLE:
             continue
         assert isinstance(model_admin, OrganizationScopedAdminMixin), model
         assert scope_for(model) is not None, f"{model} missing from SCOPES"
@@ -276,6 +282,8 @@ def test_landlord_switches_the_llm_assistant_for_their_organization(client, worl
         "country": "GB",
         "timezone": "Europe/London",
         "llm_orchestration_enabled": "false",
+        # vision_enabled left unticked: photos are not shown to the model.
+        "emergency_sensitivity": "low",
         "emergency_contact_phone": "+447700900555",
         "whatsapp_numbers-TOTAL_FORMS": "1",
         "whatsapp_numbers-INITIAL_FORMS": "1",
@@ -286,6 +294,8 @@ def test_landlord_switches_the_llm_assistant_for_their_organization(client, worl
     assert response.status_code == 302, response.context["adminform"].form.errors
     alice.organization.refresh_from_db()
     assert alice.organization.llm_orchestration_enabled is False
+    assert alice.organization.vision_enabled is False
+    assert alice.organization.emergency_sensitivity == "low"
     assert alice.organization.emergency_contact_phone == "+447700900555"
     assert alice.organization.slug == "alice"
 
