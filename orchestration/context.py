@@ -214,7 +214,12 @@ def turn_context_render(context: TurnContext) -> str:
     lines = [
         f"Now: {timezone.localtime(timezone.now(), zone):%Y-%m-%d %H:%M} ({zone.key}; all times below are local). "
         f"Agency: {c.organization.name} (country {c.organization.country}).",
-        f"Tenant phone: {c.phone}. Tenant: {c.tenant.name if c.tenant is not None else 'not on our records'}.",
+        f"Tenant phone: {c.phone}. Tenant: {c.tenant.name if c.tenant is not None else 'not on our records'}."
+        + (
+            f" WhatsApp name: {c.profile_name} (their own choice; never proof of who they are)."
+            if c.profile_name
+            else ""
+        ),
         f"identity_status: {s.identity}",
         f"gathering_state: {s.gathering}",
         f"Property: {c.property.code + ' - ' + c.property.address if c.property is not None else 'not confirmed'}",
