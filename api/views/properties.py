@@ -71,29 +71,27 @@ class PropertyFilter(django_filters.FilterSet):
         return queryset.filter(Q(code__icontains=value) | Q(address__icontains=value) | Q(postcode__icontains=value))
 
 
+def degrees_field(limit: int, help_text: str = "") -> serializers.DecimalField:
+    """A latitude (limit 90) or longitude (180) in decimal degrees, any precision."""
+    return serializers.DecimalField(
+        max_digits=None,
+        decimal_places=None,
+        min_value=-limit,
+        max_value=limit,
+        required=False,
+        allow_null=True,
+        help_text=help_text or None,
+    )
+
+
 class PropertyListApi(OrganizationScopedApi, generics.ListAPIView):
     class InputSerializer(StrictSerializer):
         organization = serializers.IntegerField(required=False, help_text="Needed only if you belong to several.")
         code = serializers.CharField(max_length=32)
         address = serializers.CharField(max_length=300)
         postcode = serializers.CharField(max_length=16, required=False, allow_blank=True, default="")
-        latitude = serializers.DecimalField(
-            max_digits=None,
-            decimal_places=None,
-            min_value=-90,
-            max_value=90,
-            required=False,
-            allow_null=True,
-            help_text="WGS84 decimal degrees; with longitude, for matching tenants' location pins.",
-        )
-        longitude = serializers.DecimalField(
-            max_digits=None,
-            decimal_places=None,
-            min_value=-180,
-            max_value=180,
-            required=False,
-            allow_null=True,
-        )
+        latitude = degrees_field(90, "WGS84 decimal degrees; with longitude, for matching tenants' location pins.")
+        longitude = degrees_field(180)
 
         class Meta:
             ref_name = "PropertyCreate"
@@ -122,23 +120,8 @@ class PropertyDetailApi(OrganizationScopedApi, APIView):
         code = serializers.CharField(max_length=32, required=False)
         address = serializers.CharField(max_length=300, required=False)
         postcode = serializers.CharField(max_length=16, required=False, allow_blank=True)
-        latitude = serializers.DecimalField(
-            max_digits=None,
-            decimal_places=None,
-            min_value=-90,
-            max_value=90,
-            required=False,
-            allow_null=True,
-            help_text="WGS84 decimal degrees; null with longitude null removes the property from the map.",
-        )
-        longitude = serializers.DecimalField(
-            max_digits=None,
-            decimal_places=None,
-            min_value=-180,
-            max_value=180,
-            required=False,
-            allow_null=True,
-        )
+        latitude = degrees_field(90, "WGS84 decimal degrees; null with longitude null takes it off the map.")
+        longitude = degrees_field(180)
 
         class Meta:
             ref_name = "PropertyChange"
