@@ -17,6 +17,9 @@ goes out as its stored body, numbered text ("Reply 1 for Yes, 2 for No").
 Outside the window the purpose's own template goes out if there is one (it
 must then be approved by WhatsApp), else ``generic`` with the numbered text.
 
+A message the tenant opted out of after it was queued (STOP,
+``conversations.opt_out``) is not sent: it fails with ``opted_out``.
+
 Status callbacks find the message by our own id in the callback URL, so one
 that arrives before Twilio's answer to the send is not lost, and statuses
 only move forward.
@@ -36,6 +39,7 @@ from django.utils import timezone
 
 from config.tasks import OUTBOUND_SEND
 from conversations.models import Conversation, Message
+from conversations.opt_out import OPTED_OUT_CODE, opt_out_refusal
 from conversations.senders import OutgoingMessage, SendError, sender
 from conversations.sweeper import queue_leased
 from conversations.twilio_client import phone_mask
@@ -145,6 +149,11 @@ def message_send(*, message_id: int) -> Message | None:
     message = Message.objects.select_related("organization", "conversation").get(pk=message_id)
     payload = message.raw_payload or {}
     purpose = payload.get("purpose", "generic")
+    # Queued before the tenant's STOP: not sent now (conversations.opt_out).
+    if refusal := opt_out_refusal(
+        purpose=purpose, conversation=message.conversation, organization=message.organization, to=message.to_address
+    ):
+        return _record_failure(message, code=OPTED_OUT_CODE, reason=refusal)
     template, variables = _message_template(message)
     from_, service_sid = sender_address(message)
     outgoing = OutgoingMessage(

@@ -6,6 +6,10 @@ under its UNIQUE Twilio SID with ``INSERT ... ON CONFLICT DO NOTHING``, so a
 repeated delivery (even several at the same moment) stores one row and queues
 one processing task. Nothing slow happens here: media are downloaded and the
 model is called by Celery tasks queued after commit.
+
+A tenant's STOP or START is applied here, in the same transaction
+(``opt_out``): such a message is stored processed, never queued for a turn,
+and its confirmation is queued once (a repeated delivery is not stored again).
 """
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ from django.db import DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 
 from config.tasks import INBOUND_PROCESS, MEDIA_DOWNLOAD
-from conversations.message_kinds import message_parts
+from conversations import opt_out
+from conversations.message_kinds import REACTION, TEXT, message_parts
 from conversations.models import Conversation, Media, Message
+from conversations.outbound import outbound_text_queue
 from conversations.signals import inbound_stored
 from conversations.sweeper import queue_leased
 from conversations.twilio_client import media_host_allowed, phone_mask
@@ -151,6 +157,8 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
                 organization=organization, phone=number_strip(sender), defaults={"whatsapp_id": sender, **profile}
             )
             conversation.organization = organization  # already loaded: spares the receivers a query
+        keyword = opt_out.keyword_read(body) if parts.kind == TEXT and conversation is not None else None
+        consumed = conversation is not None and opt_out.keyword_consumes(keyword=keyword, conversation=conversation)
         message = Message(
             organization=organization,
             conversation=conversation,
@@ -167,18 +175,24 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
             provider_sid=sid[:SID_MAX_CHARS] or None,
             from_address=sender[:FROM_MAX_CHARS],
             to_address=to[:TO_MAX_CHARS],
-            status=Message.Status.RECEIVED,
+            status=Message.Status.PROCESSED if consumed else Message.Status.RECEIVED,
+            processed_at=timezone.now() if consumed else None,  # STOP / START: no turn
             flags=flags,
             raw_payload=raw,
             # Processing is queued on commit: the sweeper's lease starts now.
-            queued_at=timezone.now() if conversation is not None else None,
+            queued_at=timezone.now() if conversation is not None and not consumed else None,
         )
         stored = _insert_once(message)
         if stored:
             media = _media_record(message, media_urls, params)
             if conversation is not None:
                 _conversation_touch(conversation, message, profile)
-                transaction.on_commit(lambda: queue_leased(INBOUND_PROCESS, [message.pk], Message, [message.pk]))
+                if consumed:
+                    _opt_out_apply(conversation, message, keyword)
+                else:
+                    if conversation.opted_out_at is not None and message.kind != REACTION:
+                        opt_out.conversation_opt_in(conversation=conversation)  # they wrote again: messages back on
+                    transaction.on_commit(lambda: queue_leased(INBOUND_PROCESS, [message.pk], Message, [message.pk]))
             for item in media:
                 if item.download_state == Media.DownloadState.PENDING:
                     transaction.on_commit(partial(queue_leased, MEDIA_DOWNLOAD, [item.pk], Media, [item.pk]))
@@ -205,6 +219,22 @@ def _conversation_touch(conversation: Conversation, message: Message, profile: d
     if changed and conversation.tenant_id is not None:
         names = {"profile_name": "whatsapp_profile_name", "wa_id": "wa_id"}
         Tenant.objects.filter(pk=conversation.tenant_id).update(**{names[k]: v for k, v in changed.items()})
+
+
+def _opt_out_apply(conversation: Conversation, message: Message, keyword: opt_out.Keyword | None) -> None:
+    """STOP (or START while opted out): change the state and queue the one
+    confirmation; a STOP while already opted out changes and sends nothing."""
+    assert keyword is not None
+    if keyword.kind == opt_out.OPT_OUT:
+        changed = opt_out.conversation_opt_out(conversation=conversation, at=message.created_at)
+        purpose = opt_out.OPT_OUT_CONFIRM_PURPOSE
+    else:
+        changed = opt_out.conversation_opt_in(conversation=conversation)
+        purpose = opt_out.OPT_IN_CONFIRM_PURPOSE
+    logger.info("conversation %s: %s (%s)", conversation.pk, keyword.kind, "changed" if changed else "no change")
+    if changed:
+        text = opt_out.confirmation_text(keyword=keyword, conversation=conversation)
+        outbound_text_queue(conversation=conversation, body=text, author=Message.Author.SYSTEM, purpose=purpose)
 
 
 def _repeat(*, provider_sid: str | None) -> InboundResult:

@@ -76,6 +76,10 @@ class Conversation(models.Model):
     # WhatsApp: used to greet them, never as proof of who they are.
     profile_name = models.CharField(max_length=200, blank=True, default="", db_default="")
     wa_id = models.CharField(max_length=32, blank=True, default="", db_default="")
+    # When the tenant sent STOP (``conversations.opt_out``); null while messages are on.
+    opted_out_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the tenant opted out of WhatsApp messages (STOP); empty when on."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -4,6 +4,11 @@
 1600-character limit is split at sentence or word boundaries, in order) and
 queues their sending after the surrounding transaction commits, so a rolled-back
 turn never sends anything.
+
+Both senders are the door where a tenant's opt-out (STOP) is applied
+(``opt_out.opt_out_refusal``): a message the tenant opted out of is stored
+``failed`` with ``error_code="opted_out"`` and the reason, and never queued,
+so the landlord sees in the conversation what was not sent and why.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ from django.utils import timezone
 
 from config.tasks import OUTBOUND_SEND
 from conversations.models import Conversation, Message
+from conversations.opt_out import OPTED_OUT_CODE, opt_out_refusal
 from conversations.sweeper import queue_leased
 from properties.models import Organization
 
@@ -67,6 +73,7 @@ def outbound_text_queue(
         raise ValueError("outbound_text_queue needs a conversation, or an organization and a number")
     if not to.startswith("whatsapp:"):
         to = f"whatsapp:{to}"
+    refusal = opt_out_refusal(purpose=purpose, conversation=conversation, organization=organization, to=to)
     messages = [
         Message.objects.create(
             organization=organization,
@@ -75,16 +82,30 @@ def outbound_text_queue(
             author=author,
             body=part,
             to_address=to,
-            status=Message.Status.PENDING,
             raw_payload={"purpose": purpose},
-            queued_at=timezone.now(),  # sending is queued on commit: the sweeper's lease starts now
+            **_state(refusal),
         )
         for part in text_split(body)
     ]
     ids = [message.pk for message in messages]
-    if queue:
+    if queue and not refusal:
         transaction.on_commit(lambda: outbound_send_queue(ids))
     return messages
+
+
+def _state(refusal: str) -> dict[str, object]:
+    """A new outbound message's status: pending, its sending queued on commit
+    (the sweeper's lease starts now); or failed, never queued, when the
+    tenant opted out."""
+    now = timezone.now()
+    if refusal:
+        return {
+            "status": Message.Status.FAILED,
+            "error_code": OPTED_OUT_CODE,
+            "error_message": refusal,
+            "status_updated_at": now,
+        }
+    return {"status": Message.Status.PENDING, "queued_at": now}
 
 
 @dataclass(frozen=True)
@@ -114,6 +135,7 @@ def outbound_choice_queue(
     ``content_variables`` instead. The choices are kept on the message
     (``raw_payload["choices"]``): a later answer, tapped or typed as a
     number, is read against them (``orchestration.buttons``)."""
+    refusal = opt_out_refusal(purpose=purpose, conversation=conversation)
     message = Message.objects.create(
         organization=conversation.organization,
         conversation=conversation,
@@ -123,16 +145,16 @@ def outbound_choice_queue(
         to_address=conversation.whatsapp_id
         if conversation.whatsapp_id.startswith("whatsapp:")
         else f"whatsapp:{conversation.whatsapp_id}",
-        status=Message.Status.PENDING,
         raw_payload={
             "purpose": purpose,
             "choices": [{"payload": c.payload, "title": c.title} for c in choices],
             "content_variables": content_variables,
             "language": language,
         },
-        queued_at=timezone.now(),
+        **_state(refusal),
     )
-    transaction.on_commit(lambda: outbound_send_queue([message.pk]))
+    if not refusal:
+        transaction.on_commit(lambda: outbound_send_queue([message.pk]))
     return message
 
 
