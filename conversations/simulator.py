@@ -48,6 +48,39 @@ class _QuietHandler(SimpleHTTPRequestHandler):
         pass
 
 
+class LineError(ValueError):
+    """A chat command that cannot be sent as written."""
+
+
+def pin_fields(argument: str) -> dict[str, str]:
+    """``/pin 53.7960,-1.5470 Flat 1``: the fields WhatsApp posts for a location."""
+    coordinates, _, label = argument.strip().partition(" ")
+    latitude, _, longitude = coordinates.partition(",")
+    try:
+        if not (-90 <= float(latitude) <= 90 and -180 <= float(longitude) <= 180):
+            raise ValueError
+    except ValueError:
+        raise LineError("/pin LATITUDE,LONGITUDE [label], e.g. /pin 53.7960,-1.5470 home") from None
+    fields = {"MessageType": "location", "Latitude": latitude.strip(), "Longitude": longitude.strip()}
+    return {**fields, "Label": label.strip()} if label.strip() else fields
+
+
+def tap_fields(argument: str, choices: list[dict[str, str]]) -> tuple[str, dict[str, str]]:
+    """``/tap 1``: the text and fields WhatsApp posts when the first button of
+    the latest question is tapped."""
+    if not choices:
+        raise LineError("/tap: the latest message has no buttons to tap")
+    try:
+        choice = choices[int(argument) - 1]
+    except (ValueError, IndexError):
+        raise LineError(f"/tap 1 to {len(choices)}") from None
+    return choice["title"], {
+        "MessageType": "button",
+        "ButtonPayload": choice["payload"],
+        "ButtonText": choice["title"],
+    }
+
+
 class TenantPhone:
     def __init__(self, *, phone: str, to: str, server_url: str) -> None:
         self.phone = phone
@@ -62,10 +95,15 @@ class TenantPhone:
             or 0
         )
 
-    def send(self, text: str, *, media: list[Path] | None = None) -> list[str]:
-        """Post one message; returns the immediate replies in the TwiML."""
+    def send(self, text: str, *, media: list[Path] | None = None, extra: dict[str, str] | None = None) -> list[str]:
+        """Post one message (``extra``: more Twilio fields, a pin's or a
+        tapped button's); returns the immediate replies in the TwiML."""
         params = inbound_params(
-            phone=self.phone, to=self.to, body=text, media=[self.media.publish(p) for p in media or []]
+            phone=self.phone,
+            to=self.to,
+            body=text,
+            media=[self.media.publish(p) for p in media or []],
+            extra=extra,
         )
         signature = twilio_signature(
             auth_token=settings.TWILIO_AUTH_TOKEN, url=f"{settings.PUBLIC_BASE_URL}{WEBHOOK_PATH}", params=params
@@ -76,6 +114,16 @@ class TenantPhone:
         response.raise_for_status()
         twiml = ElementTree.fromstring(response.content)  # noqa: S314 - our own server's TwiML
         return [node.text or "" for node in twiml.iter("Message")]
+
+    def latest_choices(self) -> list[dict[str, str]]:
+        """The tap-to-answer choices of the newest question sent to this phone."""
+        latest = (
+            Message.objects.filter(direction=Message.Direction.OUTBOUND, to_address=f"whatsapp:{self.phone}")
+            .order_by("-id")
+            .values_list("raw_payload", flat=True)
+            .first()
+        )
+        return list((latest or {}).get("choices") or [])
 
     def new_replies(self) -> list[Message]:
         """Outbound messages to this phone stored since the last call."""

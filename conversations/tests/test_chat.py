@@ -12,7 +12,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from conftest import wait_for
-from conversations.models import Media, Message
+from conversations.models import Conversation, Media, Message
+from conversations.outbound import Choice, outbound_choice_queue
 from emergencies.defaults import defaults_seed
 from emergencies.models import EmergencyRule, SafetyMessage
 from issues.models import Issue
@@ -147,3 +148,36 @@ def test_chat_photo_command_with_a_missing_file_says_so_and_sends_nothing(monkey
     _chat(monkeypatch, f"/photo {tmp_path / 'missing.jpg'}\n", stderr=errors, org="harbour", url="http://127.0.0.1:9")
     assert f"/photo {tmp_path / 'missing.jpg'}: no such file; nothing sent" in errors.getvalue()
     assert not Message.objects.exists()
+
+
+@pytest.mark.django_db
+def test_chat_commands_written_wrong_say_how_and_send_nothing(monkeypatch):
+    _organization()
+    errors = io.StringIO()
+    lines = "/pin north,west\n/pin 95,0\n/tap 1\n/voice /no/such/note.ogg\n"
+    # Nothing answers on this URL: the command would fail if it tried to send.
+    _chat(monkeypatch, lines, stderr=errors, org="harbour", url="http://127.0.0.1:9")
+    said = errors.getvalue()
+    assert said.count("/pin LATITUDE,LONGITUDE [label]") == 2
+    assert "/tap: the latest message has no buttons to tap; nothing sent" in said
+    assert "/voice /no/such/note.ogg: no such file; nothing sent" in said
+    assert not Message.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_chat_shares_a_pin_and_taps_the_latest_questions_button(live_server, monkeypatch, settings, queued):
+    settings.EMERGENCY_CLASSIFIER = "off"  # this tests the chat command
+    organization = _organization()
+    conversation = Conversation.objects.create(organization=organization, phone=PHONE, whatsapp_id=f"whatsapp:{PHONE}")
+    outbound_choice_queue(
+        conversation=conversation,
+        body="Is your home Flat 1? Reply 1 for Yes, 2 for No",
+        choices=[Choice(payload="confirm_property:yes:FLAT-1", title="Yes"), Choice(payload="no", title="No")],
+        purpose="property_confirm",
+        content_variables={},
+    )
+    _chat(monkeypatch, "/pin 53.7960,-1.5470 Flat 1\n/tap 1\n", org="harbour", url=live_server.url, timeout=0.1)
+
+    pin, tap = Message.objects.filter(direction="inbound").order_by("id")
+    assert (pin.kind, str(pin.latitude), pin.location_name) == ("location", "53.796000", "Flat 1")
+    assert (tap.kind, tap.button_payload, tap.body) == ("button", "confirm_property:yes:FLAT-1", "Yes")

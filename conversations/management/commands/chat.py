@@ -2,8 +2,10 @@
 
 Each line goes through the running server's real webhook (signed as Twilio
 signs it) and the real worker; replies print as they would arrive on the
-phone. ``/photo PATH`` sends a photo; ``--media FILE`` sends one with the
-first line. Needs the stack running (``make run``); it talks to it at
+phone. ``/photo PATH`` sends a photo and ``/voice PATH`` a voice note (an
+audio file: OGG, MP3, M4A or AMR); ``/pin LAT,LON [label]`` shares a location;
+``/tap N`` taps the Nth button of the latest question; ``--media FILE``
+sends a file with the first line. Needs the stack running (``make run``); it talks to it at
 ``BIND``, where ``make run`` listens, unless ``--url`` says otherwise."""
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from config.bind import local_base_url
-from conversations.simulator import TenantPhone
+from conversations.simulator import LineError, TenantPhone, pin_fields, tap_fields
 from properties.models import Organization
 
 
@@ -55,17 +57,26 @@ class Command(BaseCommand):
         try:
             for line in sys.stdin if not sys.stdin.isatty() else iter(lambda: input("> "), None):
                 line = line.rstrip("\n")
-                if line.startswith("/photo "):
-                    photo = Path(line[7:].strip()).expanduser()
-                    if not photo.is_file():
-                        self.stderr.write(f"/photo {photo}: no such file; nothing sent")
-                        continue
-                    pending_media.append(photo)
-                    line = ""
-                if not line and not pending_media:
+                extra: dict[str, str] = {}
+                command, _, argument = line.partition(" ")
+                try:
+                    if command in ("/photo", "/voice"):
+                        attachment = Path(argument.strip()).expanduser()
+                        if not attachment.is_file():
+                            raise LineError(f"{command} {attachment}: no such file")
+                        pending_media.append(attachment)
+                        line = ""
+                    elif command == "/pin":
+                        extra, line = pin_fields(argument), ""
+                    elif command == "/tap":
+                        line, extra = tap_fields(argument, tenant.latest_choices())
+                except LineError as exc:
+                    self.stderr.write(f"{exc}; nothing sent")
+                    continue
+                if not line and not pending_media and not extra:
                     continue
                 try:
-                    immediate = tenant.send(line, media=pending_media)
+                    immediate = tenant.send(line, media=pending_media, extra=extra)
                 except OSError as exc:
                     raise CommandError(f"could not reach {url}: {exc}. Is `make run` running?") from exc
                 pending_media = []
