@@ -77,6 +77,7 @@ class ConversationAdmin(ScopedModelAdmin):
         "identity_status",
         "gathering_state",
         "handled_by",
+        "whatsapp_messages",
         "emergency",
         "last_message",
         "last_inbound",
@@ -115,6 +116,7 @@ class ConversationAdmin(ScopedModelAdmin):
         ),
         ("State", {"fields": ["identity_status", "gathering_state", "gathering_started_at", "emergency_category"]}),
         ("Hand-over", {"fields": ["bot_paused", "escalated_at", "escalation_reason"]}),
+        ("WhatsApp messages", {"fields": ["opted_out_at"]}),  # STOP / START: conversations.opt_out
         ("Times", {"fields": ["last_inbound_at", "last_turn_at", "created_at", "updated_at"]}),
     ]
 
@@ -144,6 +146,11 @@ class ConversationAdmin(ScopedModelAdmin):
     @admin.display(description="Handled by", ordering="bot_paused")
     def handled_by(self, obj):
         return badge("person (taken over)", "paused") if obj.bot_paused else "assistant"
+
+    @admin.display(description="Messages", ordering="opted_out_at")
+    def whatsapp_messages(self, obj):
+        """Opted out (STOP): only the safety reply to their own message goes until they write again."""
+        return badge(f"opted out {obj.opted_out_at:%d %b %Y}", "paused") if obj.opted_out_at else "on"
 
     @admin.display(description="Emergency", ordering="-has_emergency")
     def emergency(self, obj):

@@ -7,6 +7,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
+from django.db.models import Q
 
 from properties.admin_scoping import ALL_PERMISSIONS, ScopedModelAdmin, ScopedModelForm, ScopedTabularInline
 from properties.location import coordinates_clean
@@ -176,6 +177,24 @@ class TenantAdmin(ScopedModelAdmin):
     list_filter = ["organization"]
     inlines = [TenancyInline]
     member_permissions = ALL_PERMISSIONS
+    readonly_fields = ["whatsapp_messages"]
+
+    @admin.display(description="WhatsApp messages")
+    def whatsapp_messages(self, obj):
+        """Opted out (STOP) in a conversation of theirs (linked, or from their
+        number) in this organization: read from ``Conversation.opted_out_at``
+        through the relations, so this floor imports nothing above it."""
+        if obj is None or obj.pk is None:
+            return "—"
+        since = (
+            obj.organization.conversations.filter(Q(tenant=obj) | Q(phone=obj.phone), opted_out_at__isnull=False)
+            .order_by("-opted_out_at")
+            .values_list("opted_out_at", flat=True)
+            .first()
+        )
+        if since is None:
+            return "on"
+        return f"opted out since {since:%d %b %Y %H:%M} UTC (they sent STOP; on again when they write or send START)"
 
 
 @admin.register(Tenancy)

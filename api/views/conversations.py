@@ -63,6 +63,7 @@ class ConversationOutput(serializers.ModelSerializer):
             "emergency_category",
             "escalated_at",
             "escalation_reason",
+            "opted_out_at",
             "last_inbound_at",
             "last_turn_at",
             "created_at",
