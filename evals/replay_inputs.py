@@ -519,7 +519,17 @@ def _close_report(view: ReplayView) -> dict[str, Any]:
     }
 
 
+# Words asking to delete rather than to see (five languages); anything else is a copy.
+ERASE = re.compile(r"\b(delet\w*|eras\w*|remove|wipe|forget|usu[nń]\w*|borr\w*|elimin\w*|apag\w*|(ș|s)terge\w*)", re.I)
+
+
+def _data_request(view: ReplayView) -> dict[str, Any]:
+    kind = "erasure" if ERASE.search(view.latest) else "export"
+    return {"kind": kind, "message": "Thanks, I've passed your request to the agency; they will reply to you."}
+
+
 DERIVERS = {
+    "data_request": _data_request,
     "find_property": _find_property,
     "confirm_property": _confirm_property,
     "create_issue": _create_issue,

@@ -45,7 +45,10 @@ TRANSITIONS: dict[str, dict[str, str]] = {
         G.AWAITING_PHOTO: G.ISSUE_CREATED,
         G.ISSUE_CREATED: G.ISSUE_CREATED,
     },
-    **{tool: {state: state for state in G.values} for tool in ("respond", "escalate", "search_documents")},
+    **{
+        tool: {state: state for state in G.values}
+        for tool in ("respond", "escalate", "search_documents", "data_request")
+    },
     **{tool: {state: state for state in G.values} for tool in ("find_property", "confirm_property")},
 }
 

@@ -25,6 +25,7 @@ from orchestration import emergency_reports, services
 from orchestration.gating import gathering_after, identity_after
 from orchestration.knowledge import knowledge_lookup
 from orchestration.replies import reply_text
+from orchestration.signals import data_request_asked
 from properties.address_match import building_label
 
 
@@ -109,6 +110,13 @@ def _close_report(conversation: Conversation, tool_input: dict[str, Any]) -> tup
 
 def _respond(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
     return Applied(reply=tool_input["message"], result="sent"), "ok"
+
+
+def _data_request(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
+    """Recorded for the landlord by whoever listens (``privacy``); the report
+    in progress, if any, goes on where it was."""
+    data_request_asked.send(sender=Conversation, conversation=conversation, kind=tool_input["kind"])
+    return Applied(reply=tool_input["message"], result=f"{tool_input['kind']} request passed to the agency"), "ok"
 
 
 def _escalate(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
@@ -217,6 +225,7 @@ HANDLERS: dict[str, Handler] = {
     "ask_for_photo": _ask_for_photo,
     "close_report": _close_report,
     "respond": _respond,
+    "data_request": _data_request,
     "escalate": _escalate,
     "find_property": _find_property,
     "confirm_property": _confirm_property,

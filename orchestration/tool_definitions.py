@@ -96,6 +96,24 @@ TOOLS: list[dict] = [
         },
     },
     {
+        "name": "data_request",
+        "description": (
+            "The tenant asks for a copy of the personal data the agency holds about them (their messages, photos, "
+            "records: a subject access request), or asks for it to be deleted. This records the request for the "
+            "agency, who decide and reply; nothing is sent or deleted automatically. 'message' tells the tenant "
+            "that the agency has their request and will come back to them. Not for a question about a repair."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "kind": {"type": "string", "enum": ["export", "erasure"]},
+                "message": {"type": "string"},
+            },
+            "required": ["kind", "message"],
+            "additionalProperties": False,
+        },
+    },
+    {
         "name": "create_issue",
         "description": (
             "Create the repair issue once the description and location are clear and a photo was provided or "

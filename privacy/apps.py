@@ -8,8 +8,10 @@ class PrivacyConfig(AppConfig):
 
     def ready(self) -> None:
         from conversations.signals import inbound_stored
+        from orchestration.signals import data_request_asked
         from privacy.audit import auditlog_register
-        from privacy.receiver import on_inbound_stored
+        from privacy.receiver import on_data_request_asked, on_inbound_stored
 
         inbound_stored.connect(on_inbound_stored, dispatch_uid="privacy-data-requests")
+        data_request_asked.connect(on_data_request_asked, dispatch_uid="privacy-data-requests-model")
         auditlog_register()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 
+from conversations.models import Message
 from privacy.detector import data_request_detect
 from privacy.services import data_request_record_whatsapp
 
@@ -28,3 +29,17 @@ def on_inbound_stored(sender, *, message, repeat: bool = False, **kwargs) -> Non
     if request is not None:
         logger.info("data request %s recorded from message %s", request.pk, message.pk)
     return None
+
+
+def on_data_request_asked(sender, *, conversation, kind: str, **kwargs) -> None:
+    """The model's door (the ``data_request`` tool): it reads the whole
+    conversation in any language, so it catches what the detector's phrases
+    miss. Recorded against the tenant's latest message."""
+    message = (
+        Message.objects.filter(conversation=conversation, direction=Message.Direction.INBOUND).order_by("-id").first()
+    )
+    if message is None:
+        return
+    request = data_request_record_whatsapp(message=message, kind=kind)
+    if request is not None:
+        logger.info("data request %s (%s) recorded by the model from message %s", request.pk, kind, message.pk)

@@ -19,12 +19,16 @@ class DataRequestError(Exception):
     pass
 
 
-def data_request_record_whatsapp(*, message: Message) -> DataRequest | None:
-    """A pending export request for the tenant behind ``message`` (None if this
-    message already made one)."""
+def data_request_record_whatsapp(*, message: Message, kind: str = DataRequest.Kind.EXPORT) -> DataRequest | None:
+    """A pending request of ``kind`` for the tenant behind ``message``. None
+    when this message already made one, or one of that kind is still pending
+    for the conversation (the detector and the model may both see the ask)."""
     conversation = message.conversation
     organization_id = message.organization_id
     assert conversation is not None and organization_id is not None
+    pending = DataRequest.objects.filter(conversation=conversation, kind=kind, status=DataRequest.Status.PENDING)
+    if pending.exists():
+        return None
     tenant = (
         conversation.tenant or Tenant.objects.filter(organization_id=organization_id, phone=conversation.phone).first()
     )
@@ -35,7 +39,7 @@ def data_request_record_whatsapp(*, message: Message) -> DataRequest | None:
                 tenant=tenant,
                 conversation=conversation,
                 message=message,
-                kind=DataRequest.Kind.EXPORT,
+                kind=kind,
                 source=DataRequest.Source.WHATSAPP,
             )
     except IntegrityError:
@@ -47,7 +51,7 @@ def data_request_record_whatsapp(*, message: Message) -> DataRequest | None:
         action=AuditEvent.Action.REQUEST,
         target_type="privacy.datarequest",
         target_id=request.pk,
-        label=f"export asked over WhatsApp (conversation {conversation.pk})",
+        label=f"{kind} asked over WhatsApp (conversation {conversation.pk})",
     )
     return request
 
