@@ -248,3 +248,28 @@ def test_one_organizations_stop_does_not_touch_another_organizations_conversatio
     deliver()
     assert bodies(twilio_stub)[1:] == ["Bob Homes: your repair is booked"]
     assert twilio_stub.sent[1]["From"] == "whatsapp:+14155550002"
+
+
+def test_stop_never_reaches_the_model_and_a_turn_already_under_way_is_not_answered_after_it(
+    home, post_inbound, twilio_stub, tenant_says
+):
+    from llm.scripted import scripted_queue
+    from orchestration.pipeline import inbound_process
+    from orchestration.testing.fixtures import call
+
+    # STOP through the turn path: nothing for the model (no scripted call queued, no Turn).
+    assert tenant_says("STOP") != []  # the confirmation, queued by the webhook
+    assert Turn.objects.count() == 0
+    tenant_says("the kitchen tap drips", model=[call("ask_for_details", question="Which tap?")])
+    deliver()
+    assert len(twilio_stub.sent) == 2  # STOP's confirmation and the answer to the new report
+
+    # A report the worker has not answered yet, then STOP: the late answer is not sent.
+    report = inbound(say(post_inbound, "the bathroom light flickers"))
+    say(post_inbound, "STOP")
+    scripted_queue(phone=PHONE, calls=[call("ask_for_details", question="Since when?")])
+    inbound_process(message_id=report.pk)
+    deliver()
+    assert len(twilio_stub.sent) == 3  # only the second confirmation
+    late = Message.objects.get(body__contains="Since when?")
+    assert (late.status, late.error_code) == ("failed", OPTED_OUT_CODE)
