@@ -153,7 +153,7 @@ def message_send(*, message_id: int) -> Message | None:
     if refusal := opt_out_refusal(
         purpose=purpose, conversation=message.conversation, organization=message.organization, to=message.to_address
     ):
-        return _record_failure(message, code=OPTED_OUT_CODE, reason=refusal)
+        return _record_failure(message, code=OPTED_OUT_CODE, reason=refusal, level=logging.INFO)
     template, variables = _message_template(message)
     from_, service_sid = sender_address(message)
     outgoing = OutgoingMessage(
@@ -254,13 +254,13 @@ def _send_failed(message: Message, exc: Exception) -> Message:
     return _record_failure(message, code=getattr(exc, "code", ""), reason=str(exc))
 
 
-def _record_failure(message: Message, *, code: str, reason: str) -> Message:
+def _record_failure(message: Message, *, code: str, reason: str, level: int = logging.ERROR) -> Message:
     message.status = Message.Status.FAILED
     message.error_code = (code or "")[:16]
     message.error_message = reason[:1000]
     message.status_updated_at = timezone.now()
     message.save(update_fields=["status", "error_code", "error_message", "status_updated_at"])
-    logger.error("message %s to %s failed permanently: %s", message.pk, phone_mask(message.to_address), reason)
+    logger.log(level, "message %s to %s failed permanently: %s", message.pk, phone_mask(message.to_address), reason)
     return message
 
 
