@@ -5,6 +5,7 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from conversations.outbound import outbound_text_queue
 from properties.tests.persona import alice_and_bob
 
 pytestmark = pytest.mark.django_db
@@ -25,8 +26,12 @@ def test_the_conversation_list_and_page_show_the_opt_out(client, worlds):
     alice.conversation.save(update_fields=["opted_out_at"])
     listed = client.get(reverse("admin:conversations_conversation_changelist")).content.decode()
     assert "opted out" in listed
+    # An update refused for the opt-out shows in the transcript with the reason.
+    [refused] = outbound_text_queue(conversation=alice.conversation, body="Plumber on Tuesday", purpose="issue_update")
     page = client.get(reverse("admin:conversations_conversation_change", args=[alice.conversation.pk]))
-    assert 'id="opted-out"' in page.content.decode()
+    html = page.content.decode()
+    assert 'id="opted-out"' in html
+    assert f'id="send-error-{refused.pk}">not delivered (opted_out): not sent: the tenant opted out' in html
 
 
 def test_the_tenant_page_shows_the_opt_out_of_their_conversation(client, worlds):
