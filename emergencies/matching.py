@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Max, Q
 
 from emergencies.models import EmergencyRule
-from emergencies.normalise import normalise
+from emergencies.normalise import normalise, without_intensifiers
 
 logger = logging.getLogger(__name__)
 
@@ -144,10 +144,12 @@ def emergency_match(text: str, *, organization_id: int | None, country: str) -> 
     if compiled is None or compiled.version != version:
         compiled = _cache[key] = _compile(organization_id, country, version)
     normalised = normalise(text)
+    texts = {normalised, without_intensifiers(normalised)}  # "huele muchisimo a gas" meets "huele a gas"
     hits: list[RuleHit] = []
-    if compiled.phrases is not None:
-        for found in compiled.phrases.finditer(normalised):
-            hits += compiled.by_phrase[" ".join(found.group(0).split())]
-    hits += [hit for pattern, hit in compiled.patterns if pattern.search(normalised)]
+    for candidate in texts:
+        if compiled.phrases is not None:
+            for found in compiled.phrases.finditer(candidate):
+                hits += compiled.by_phrase[" ".join(found.group(0).split())]
+        hits += [hit for pattern, hit in compiled.patterns if pattern.search(candidate)]
     unique = list({hit.rule_id: hit for hit in hits}.values())
     return Match(hits=unique)

@@ -27,6 +27,26 @@ MISSPELLINGS = {
 }
 
 
+# Words that only say "how much" and sit between a rule's words ("huele
+# muchisimo a gas", "smells really strongly of gas"), in the five languages,
+# normalised. ``without_intensifiers`` drops them so a phrase still meets.
+_INTENSIFIERS = {
+    "en": "really very so super quite proper well totally absolutely massively strongly badly seriously",
+    "es": "muy mucho muchisimo bastante demasiado tan re",
+    "pt": "muito muita muitissimo bastante demais tao mesmo",
+    "pl": "bardzo strasznie mocno okropnie mega naprawde",
+    "ro": "foarte tare mult prea rau",
+}
+INTENSIFIERS = frozenset(word for words in _INTENSIFIERS.values() for word in words.split())
+
+
+def without_intensifiers(normalised: str) -> str:
+    """A normalised text without its intensifiers (the text itself when it has none)."""
+    words = normalised.split()
+    kept = [word for word in words if word not in INTENSIFIERS]
+    return " ".join(kept) if len(kept) != len(words) else normalised
+
+
 def normalise(text: str) -> str:
     text = unicodedata.normalize("NFKD", text.casefold())
     text = "".join(ch for ch in text if not unicodedata.combining(ch))

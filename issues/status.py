@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
+from conversations.opt_out import OPTED_OUT_CODE
 from conversations.outbound import outbound_text_queue
 from issues.models import Issue, IssueUpdate
 
@@ -169,7 +170,10 @@ def _update_body(*, before: str, issue: Issue, note: str, notified: list[Message
     line += "."
     if note:
         line += f" Note: {note}"
-    if notified:
+    refused = [m for m in notified if m.error_code == OPTED_OUT_CODE]
+    if refused:
+        line += " Tenant not notified: they opted out of WhatsApp messages (STOP)."
+    elif notified:
         line += f" Tenant notified over WhatsApp (message {', '.join(str(m.pk) for m in notified)})."
     elif issue.status in TENANT_TEXT:
         line += " Tenant not notified: no conversation or phone number on the issue."

@@ -97,6 +97,7 @@ def test_stop_confirms_once_and_silences_status_updates_until_start(home, issue,
     deliver()
     assert len(twilio_stub.sent) == 1
     assert IssueUpdate.objects.filter(pk=update.pk, issue=issue).exists()
+    assert "Tenant not notified: they opted out" in update.body  # the landlord is not told otherwise
     refused = Message.objects.get(conversation=conversation, raw_payload__purpose="issue_update")
     assert (refused.status, refused.error_code) == ("failed", OPTED_OUT_CODE)
     assert "opted out" in refused.error_message and refused.queued_at is None

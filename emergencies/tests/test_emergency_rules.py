@@ -88,6 +88,26 @@ def test_rules_match_whole_words_only_in_every_language(hit, miss, category):
     assert category_of(miss) is None
 
 
+# Stress words between a phrase's words (the class a blind scenario found:
+# "huele muchísimo a gas" missed both stages); the words alone never alert.
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("Hola, huele muchísimo a gas en la cocina", "gas"),
+        ("cheira muito a gás na cozinha", "gas"),
+        ("miroase foarte tare a gaz în bucătărie", "gas"),
+        ("zapach bardzo mocno gazu na klatce", "gas"),
+        ("zapach w kuchni jakby gazu", None),  # other words between are not skipped: the classifier's part
+    ],
+)
+def test_intensifiers_between_a_phrases_words_do_not_hide_it(text, category):
+    assert category_of(text) == category
+
+
+def test_intensifiers_alone_are_not_an_emergency():
+    assert category_of("it is really very so much worse than before") is None
+
+
 def test_every_seeded_language_has_a_word_boundary_case_above():
     assert {language for languages in RULES.values() for language in languages} == {"en", "pl", "es", "ro", "pt"}
 
