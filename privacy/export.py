@@ -147,6 +147,8 @@ def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEve
                     "profile_name": conversation.profile_name,
                     "language": conversation.language,
                     "started_at": _iso(conversation.created_at),
+                    # When they sent STOP (None: WhatsApp messages are on).
+                    "opted_out_at": _iso(conversation.opted_out_at),
                     "escalation_reason": conversation.escalation_reason,
                     "messages": entries,
                     "turns": turns_by_conversation.get(conversation.pk, []),

@@ -25,6 +25,7 @@ def test_the_api_export_holds_the_tenants_messages_files_issues_alerts_and_trace
     assert response["Content-Type"] == "application/zip"
     archive, data = unzip(response.content)
     (conversation,) = data["conversations"]
+    assert conversation["opted_out_at"] is None  # WhatsApp messages on: no STOP was sent
     bodies = [m["body"] for m in conversation["messages"]]
     assert secret("body") in bodies and secret("reply") in bodies
     said = next(m for m in conversation["messages"] if m["body"] == secret("body"))
