@@ -30,6 +30,13 @@ MARKER_LETTERS = {"pl": set("ąćęłńśźż"), "es": set("ñ¿¡"), "ro": set(
 _WORD = re.compile(r"[^\W\d_]+", re.UNICODE)
 
 REPLIES: dict[str, dict[str, str]] = {
+    "voice_note_type": {  # a voice note nobody could transcribe, when no model reads it
+        "en": "Sorry, we couldn't listen to your voice note. Could you type your message instead, please?",
+        "pl": "Przepraszamy, nie udało nam się odsłuchać Twojej wiadomości głosowej. Czy możesz ją napisać?",
+        "es": "Lo siento, no hemos podido escuchar tu nota de voz. ¿Puedes escribir tu mensaje, por favor?",
+        "ro": "Ne pare rău, nu am putut asculta mesajul vocal. Ne puteți scrie mesajul, vă rugăm?",
+        "pt": "Desculpe, não conseguimos ouvir a sua mensagem de voz. Pode escrever a sua mensagem, por favor?",
+    },
     "property_not_found": {
         "en": "Sorry, I couldn't find that address among the homes we manage. "
         "Could you send the full address or postcode?",

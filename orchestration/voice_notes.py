@@ -26,20 +26,13 @@ from conversations.message_kinds import AUDIO
 from conversations.models import Conversation, Media, Message, TranscriptionState
 from conversations.outbound import outbound_text_queue
 from orchestration.models import Turn
-from orchestration.replies import DEFAULT_LANGUAGE
+from orchestration.replies import DEFAULT_LANGUAGE, reply_text
 
 PURPOSE = "voice_note_type"
 
 # The language the product writes in before it knows the tenant's, by the organization's country.
 COUNTRY_LANGUAGE = {"GB": "en", "IE": "en", "US": "en"}
 
-ASK_TO_TYPE = {
-    "en": "Sorry, we couldn't listen to your voice note. Could you type your message instead, please?",
-    "pl": "Przepraszamy, nie udało nam się odsłuchać Twojej wiadomości głosowej. Czy możesz ją napisać?",
-    "es": "Lo siento, no hemos podido escuchar tu nota de voz. ¿Puedes escribir tu mensaje, por favor?",
-    "ro": "Ne pare rău, nu am putut asculta mesajul vocal. Ne puteți scrie mesajul, vă rugăm?",
-    "pt": "Desculpe, não conseguimos ouvir a sua mensagem de voz. Pode escrever a sua mensagem, por favor?",
-}
 
 # Turn outcomes in which no model read the voice note's line in the context.
 NO_MODEL_OUTCOMES = {"flag_off", "fallback"}
@@ -75,7 +68,7 @@ def voice_notes_untranscribed(*, message_ids: list[int]) -> list[Media]:
 
 def ask_to_type_text(conversation: Conversation) -> str:
     language = conversation.language or COUNTRY_LANGUAGE.get(conversation.organization.country, DEFAULT_LANGUAGE)
-    return ASK_TO_TYPE.get(language, ASK_TO_TYPE[DEFAULT_LANGUAGE])
+    return reply_text("voice_note_type", language=language)
 
 
 def voice_notes_after_turn(*, turn: Turn | None, message_ids: list[int]) -> list[Message]:

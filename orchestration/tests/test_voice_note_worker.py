@@ -16,9 +16,11 @@ from conversations.models import Media, Message
 from emergencies.models import EmergencyAlert
 from emergencies.testing import safety_texts
 from orchestration.models import Turn
+from orchestration.replies import REPLIES
 from orchestration.testing.anthropic_stub import tool_use_response
 from orchestration.testing.fixtures import ORG_NUMBER, PHONE
-from orchestration.voice_notes import ASK_TO_TYPE
+
+ASK_TO_TYPE_TEXTS = REPLIES["voice_note_type"]
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
@@ -111,13 +113,13 @@ def test_a_voice_note_that_cannot_be_transcribed_is_kept_and_the_tenant_asked_to
     start_worker(celery_worker_factory, **env)
 
     note = say_voice_note(post_inbound, twilio_stub, voice_note("Water is coming through the bathroom ceiling"))
-    wait_for(lambda: ASK_TO_TYPE["en"] in sent_bodies(twilio_stub), timeout=60, message="the ask to type")
+    wait_for(lambda: ASK_TO_TYPE_TEXTS["en"] in sent_bodies(twilio_stub), timeout=60, message="the ask to type")
 
     media = Media.objects.get(message=note)
     assert media.download_state == "downloaded" and media.file.size > 0  # the audio is kept
     assert media.transcription_state == ("off" if case == "off" else "failed")
     assert transcription_stub.requests == []
-    assert sent_bodies(twilio_stub).count(ASK_TO_TYPE["en"]) == 1
+    assert sent_bodies(twilio_stub).count(ASK_TO_TYPE_TEXTS["en"]) == 1
 
 
 def test_the_transcriber_is_retried_after_503s_and_then_the_turn_reads_it(

@@ -11,8 +11,11 @@ from conversations.models import Conversation, Media, Message
 from llm.scripted import scripted_clear, scripted_queue
 from orchestration.models import Turn
 from orchestration.pipeline import inbound_process
+from orchestration.replies import REPLIES
 from orchestration.testing.fixtures import ORG_NUMBER, PHONE, call
-from orchestration.voice_notes import ASK_TO_TYPE, voice_notes_wait
+from orchestration.voice_notes import voice_notes_wait
+
+ASK_TO_TYPE_TEXTS = REPLIES["voice_note_type"]
 
 pytestmark = pytest.mark.django_db
 
@@ -81,8 +84,8 @@ def test_with_the_assistant_off_the_product_asks_to_type_in_the_tenants_language
         Conversation.objects.filter(pk=note.conversation_id).update(language=language)
     inbound_process(message_id=note.pk)
     assert Turn.objects.get().outcome == "flag_off"
-    assert outbound()[-1] == ASK_TO_TYPE[expected]
-    assert outbound().count(ASK_TO_TYPE[expected]) == 1
+    assert outbound()[-1] == ASK_TO_TYPE_TEXTS[expected]
+    assert outbound().count(ASK_TO_TYPE_TEXTS[expected]) == 1
 
 
 def test_when_the_model_is_unavailable_the_product_asks_to_type(home, post_inbound, queued):
@@ -90,7 +93,7 @@ def test_when_the_model_is_unavailable_the_product_asks_to_type(home, post_inbou
     scripted_queue(phone=PHONE, calls=[{"error": "unavailable"}] * 5)
     inbound_process(message_id=note.pk)
     assert Turn.objects.get().outcome == "fallback"
-    assert outbound()[-1] == ASK_TO_TYPE["en"]
+    assert outbound()[-1] == ASK_TO_TYPE_TEXTS["en"]
 
 
 def test_with_the_model_on_the_model_asks_and_the_product_does_not(home, post_inbound, queued):
@@ -105,4 +108,4 @@ def test_a_transcribed_voice_note_needs_no_ask(home, post_inbound, queued):
     home.save()
     note = voice_note(post_inbound, state="done", transcript="The boiler is broken")
     inbound_process(message_id=note.pk)
-    assert all(body not in ASK_TO_TYPE.values() for body in outbound())
+    assert all(body not in ASK_TO_TYPE_TEXTS.values() for body in outbound())

@@ -10,9 +10,8 @@ import datetime
 import pytest
 from django.core.files.base import ContentFile
 from django.utils import timezone
-from rest_framework.authtoken.models import Token
-from rest_framework.test import APIClient
 
+from api.tests.conftest import token_client
 from conversations.models import Media, Message
 from evals.models import EvalRun, JudgeVerdict
 from issues.models import IssueUpdate
@@ -117,13 +116,6 @@ def worlds(db):
         neighbour_message=neighbour_message,
     )
     return alice, bob
-
-
-def token_client(user) -> APIClient:
-    client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
 
 
 @pytest.fixture
