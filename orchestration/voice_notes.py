@@ -38,10 +38,14 @@ COUNTRY_LANGUAGE = {"GB": "en", "IE": "en", "US": "en"}
 NO_MODEL_OUTCOMES = {"flag_off", "fallback"}
 
 
+def _audio() -> Q:
+    """A voice note: audio by its content type, or in a message WhatsApp said was audio."""
+    return Q(content_type__startswith="audio/") | Q(message__kind=AUDIO)
+
+
 def _waiting(message_ids: list[int]) -> Q:
     """Voice notes still on their way to a transcript: being transcribed, or not downloaded yet."""
-    audio = Q(content_type__startswith="audio/") | Q(message__kind=AUDIO)
-    downloading = Q(download_state=Media.DownloadState.PENDING) & audio
+    downloading = Q(download_state=Media.DownloadState.PENDING) & _audio()
     return Q(message_id__in=message_ids) & (Q(transcription_state=TranscriptionState.PENDING) | downloading)
 
 
@@ -58,9 +62,8 @@ def voice_notes_wait(*, message_ids: list[int]) -> float:
 def voice_notes_untranscribed(*, message_ids: list[int]) -> list[Media]:
     """The voice notes of ``message_ids`` that have no transcript (failed, off,
     too long, never downloaded, or still pending past the wait)."""
-    audio = Q(content_type__startswith="audio/") | Q(message__kind=AUDIO)
     return list(
-        Media.objects.filter(audio, message_id__in=message_ids, message__direction=Message.Direction.INBOUND)
+        Media.objects.filter(_audio(), message_id__in=message_ids, message__direction=Message.Direction.INBOUND)
         .exclude(transcription_state=TranscriptionState.DONE)
         .order_by("id")
     )
