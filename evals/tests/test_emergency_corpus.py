@@ -21,6 +21,7 @@ FROZEN = {
     "blind/batch-003.jsonl": "2313175b8c2ed30536c9d93424675e0d490d1462210f9fdf2fdfd2a60ea3e1df",
     "blind/batch-004.jsonl": "f94b39a8116254c23a02894326b8373ec5af37e9f50e16b66a097893ea41cc9f",
     "blind/batch-005.jsonl": "e07ab140c8799d64aaa8f4a0106870929294a76aa0ef525e669a21d548c2b813",
+    "blind/batch-006.jsonl": "d16c365ee9f90a381a8770ed60b9d3c65dbe37043dd0604dc9af5fc5f6a7510b",
 }
 FIELDS = {
     "id",
