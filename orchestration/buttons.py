@@ -12,7 +12,10 @@ An answer is the newest of the turn's messages that is
 
 - a tapped button (``Message.button_payload``), or
 - a bare number ("1", "2.") typed right after a question whose choices went
-  out as numbered text (nothing else was said to the tenant since).
+  out as numbered text (nothing else was said to the tenant since), or
+- a choice's title typed the same way ("no", "Tak!"), or the tap of a button
+  whose payload is not ours but whose text is a choice's title (a client that
+  shows our numbered text as buttons of its own).
 
 It counts only if it answers the conversation's latest question with
 choices (its payload is one of that question's choices) and its action's
@@ -40,6 +43,17 @@ CHOOSE_PROPERTY = "choose_property"
 PAYLOAD_MAX_CHARS = 256
 # "1", "2.", " 2) " — a number and nothing else.
 NUMBER_ANSWER = re.compile(r"^\s*(\d{1,2})\s*[.)]?\s*$")
+TITLE_MAX_CHARS = 40  # longer text is never read as a choice's title
+
+
+def _title_key(text: str) -> str:
+    """A title as typed: case, punctuation, emoji and spacing ignored."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text).split()).casefold()
+
+
+def _titled(choices: list[Choice], text: str) -> Choice | None:
+    key = _title_key(text)
+    return next((c for c in choices if key and _title_key(c.title) == key), None)
 
 
 def payload_make(action: str, value: str, ref: str = "") -> str:
@@ -148,8 +162,19 @@ def answer_read(*, conversation: Conversation, messages: list[Message], snapshot
         if message.button_payload:
             if not looked_up:
                 question, looked_up = question_latest(conversation), True
-            return _judge(conversation, message, message.button_payload, question, snapshot, typed=False)
-        number = NUMBER_ANSWER.match(message.body or "") if message.kind in ("", "text") else None
+            payload = message.button_payload
+            if payload_parse(payload) is None and question is not None:
+                titled = _titled(question_choices(question), message.button_text or "")
+                payload = titled.payload if titled else payload
+            return _judge(conversation, message, payload, question, snapshot, typed=False)
+        body = message.body or "" if message.kind in ("", "text") else ""
+        number = NUMBER_ANSWER.match(body)
+        if number is None and 0 < len(body) <= TITLE_MAX_CHARS:
+            if not looked_up:
+                question, looked_up = question_latest(conversation), True
+            titled = _titled(question_choices(question), body) if question is not None else None
+            if titled is not None and _last_said(conversation, question, message):
+                return _judge(conversation, message, titled.payload, question, snapshot, typed=True)
         if number is not None:
             if not looked_up:
                 question, looked_up = question_latest(conversation), True

@@ -164,7 +164,7 @@ def _structured(
     new = [m for m in context.new_messages if m.direction == Message.Direction.INBOUND]
     answer = buttons.answer_read(conversation=conversation, messages=new, snapshot=context.snapshot)
     if answer is not None and answer.structured is not None:
-        via = "typed number" if answer.typed else "button"
+        via = "typed" if answer.typed else "button"
         call = ToolCall(
             id=f"{via}-{answer.message.pk}", name=answer.structured.tool, input=answer.structured.tool_input
         )

@@ -176,7 +176,32 @@ def test_typing_1_answers_the_numbered_question(placed, send):
     conversation = conversation_for(STRANGER)
     assert conversation.identity_status == "confirmed" and conversation.property.code == "FLAT-1"
     turn = Turn.objects.filter(conversation=conversation).latest("id")
-    assert turn.tool_calls[0]["via"] == "typed number"
+    assert turn.tool_calls[0]["via"] == "typed"
+
+
+@pytest.mark.parametrize("typed", ["no", "No.", "NO 👎"])
+def test_typing_a_choices_title_answers_the_numbered_question(placed, send, typed):
+    send(extra=pin("53.796300", "-1.546700"))
+    [reply] = send(typed)
+    conversation = conversation_for(STRANGER)
+    assert conversation.identity_status == "unidentified" and conversation.candidate_property is None
+    assert reply.body == "No problem. What is your address or postcode?"
+
+
+def test_a_button_of_the_phones_own_with_a_choices_title_answers_the_question(placed, send):
+    # Our numbered text shown as buttons by the client: the payload is not ours, its text is the choice's title.
+    send(extra=pin("53.796300", "-1.546700"))
+    send("No", extra=tap("no", "No"))
+    assert conversation_for(STRANGER).identity_status == "unidentified"
+
+
+def test_words_that_only_contain_a_title_are_left_to_the_model(placed, send):
+    send(extra=pin("53.796300", "-1.546700"))
+    send("no idea, I just moved in", model=[call("respond", message="Is it Flat 1?")])
+    conversation = conversation_for(STRANGER)
+    assert conversation.identity_status == "identified"
+    turn = Turn.objects.filter(conversation=conversation).latest("id")
+    assert "via" not in turn.tool_calls[0]
 
 
 def test_a_button_from_an_earlier_question_is_refused_and_the_model_is_told(placed, send):
