@@ -393,6 +393,9 @@ def _after_tool(messages: list[dict], chat: _Chat, offer: _Offer) -> tuple[str, 
     said = chat.report()
     lang = language_of(chat.text) if chat.text else report_summary(said).language
     if result.get("is_error"):
+        if chat.emergency and asked.get("name") in ("ask_for_photo", "ask_for_details", "close_report"):
+            # The refusal says so: an emergency is recorded now, without a photo.
+            return "create_issue", _issue_input(chat, report_summary(said, emergency=True), photo="not_needed")
         if asked.get("name") == "ask_for_photo" and offer.has("ask_for_details"):
             summary = report_summary(said)
             return "ask_for_details", {"question": say("ask_since" if summary.location else "ask_where", lang)}

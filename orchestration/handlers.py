@@ -66,7 +66,8 @@ def tool_apply(
     before = conversation.gathering_state
     applied, outcome = HANDLERS[name](conversation, tool_input)
     conversation.identity_status = identity_after(name, outcome, conversation.identity_status)
-    conversation.gathering_state = gathering_after(name, before)
+    if not (name == "ask_for_details" and _about_this_turns_emergency(conversation, before, first_message_at)):
+        conversation.gathering_state = gathering_after(name, before)
     if conversation.gathering_state in (GatheringState.GATHERING_DETAILS, GatheringState.AWAITING_PHOTO) and before in (
         GatheringState.IDLE,
         GatheringState.ISSUE_CREATED,
@@ -89,6 +90,16 @@ def tool_apply(
     applied.issue = emergency_reports.emergency_report_open(conversation=conversation) or applied.issue
     applied.reply = emergency_reports.emergency_reply_complete(conversation=conversation, reply=applied.reply)
     return applied
+
+
+def _about_this_turns_emergency(conversation: Conversation, before: str, first_message_at: datetime | None) -> bool:
+    """A question in the turn whose message raised the emergency ("is anyone
+    hurt?") is about it: its issue, filed by the code at the turn's start,
+    stays the report. In a later turn a question starts a new report."""
+    if before != GatheringState.ISSUE_CREATED or first_message_at is None:
+        return False
+    issue = emergency_reports.emergency_issue_find(conversation=conversation)
+    return issue is not None and issue.created_at >= first_message_at
 
 
 def _ask_for_details(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:

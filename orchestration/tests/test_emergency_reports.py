@@ -90,6 +90,21 @@ def test_create_issue_after_the_code_made_one_updates_it(home, tenant_says):
     assert conversation_for().emergency_category == ""
 
 
+def test_a_question_in_the_emergencys_own_turn_keeps_its_issue_as_the_report(home, tenant_says):
+    tenant_says(
+        "water is pouring through the bathroom ceiling from upstairs",
+        model=[call("ask_for_details", question="Is anyone hurt, and can you reach the stopcock?")],
+    )
+    issue = Issue.objects.get()
+    assert issue.urgency == "emergency"
+    assert conversation_for().gathering_state == "issue_created"  # not a new report in gathering_details
+    tenant_says(
+        "nobody hurt, stopcock is off",
+        model=[issue_call(**GAS_ISSUE | {"category": "plumbing", "title": "Water through the ceiling"})],
+    )
+    assert Issue.objects.count() == 1
+
+
 def test_a_later_report_after_the_emergency_is_its_own_issue(home, tenant_says):
     tenant_says("I can smell gas in the kitchen", model=[call("respond", message="Leave the flat now.")])
     gas = Issue.objects.get()
