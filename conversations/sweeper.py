@@ -47,7 +47,7 @@ def channel_sweep(*, now: datetime | None = None) -> dict[str, int]:
         .values("conversation_id")
         .annotate(last=Max("id"))
     )
-    inbound, over = _lease(
+    inbound, over = lease_take(
         Message.objects.filter(pk__in=[row["last"] for row in newest]).exclude(flags__contains=[REQUEUE_LIMIT]),
         now=now,
     )
@@ -63,7 +63,7 @@ def channel_sweep(*, now: datetime | None = None) -> dict[str, int]:
     stale_sending = Message.objects.filter(
         direction=Message.Direction.OUTBOUND, status=Message.Status.SENDING, status_updated_at__lt=outbound_cutoff
     ).update(status=Message.Status.PENDING, queued_at=None)
-    pending, over = _lease(
+    pending, over = lease_take(
         Message.objects.filter(
             direction=Message.Direction.OUTBOUND, status=Message.Status.PENDING, created_at__lt=outbound_cutoff
         ).order_by("created_at", "id"),
@@ -77,7 +77,7 @@ def channel_sweep(*, now: datetime | None = None) -> dict[str, int]:
     if pending and not queue_leased(OUTBOUND_SEND, [pending], Message, pending, requeue=True):
         pending = []
 
-    media, over = _lease(
+    media, over = lease_take(
         Media.objects.filter(download_state=Media.DownloadState.PENDING, created_at__lt=outbound_cutoff).order_by("id"),
         now=now,
         limit=500,
@@ -90,7 +90,7 @@ def channel_sweep(*, now: datetime | None = None) -> dict[str, int]:
 
     # Voice notes downloaded but not transcribed: the task was lost (or is
     # retrying: the lease keeps the sweeper from doubling it).
-    voice, over = _lease(
+    voice, over = lease_take(
         Media.objects.filter(
             transcription_state=TranscriptionState.PENDING,
             download_state=Media.DownloadState.DOWNLOADED,
@@ -118,7 +118,7 @@ def channel_sweep(*, now: datetime | None = None) -> dict[str, int]:
     return counts
 
 
-def _lease(queryset: QuerySet, *, now: datetime, limit: int | None = None) -> tuple[list[int], list[int]]:
+def lease_take(queryset: QuerySet, *, now: datetime, limit: int | None = None) -> tuple[list[int], list[int]]:
     """Take the lease on the rows of ``queryset`` whose lease has run out (or
     that never had one): ``queued_at`` becomes ``now`` and ``requeues`` one
     more. Rows locked by a concurrent sweep are skipped, so two sweeps never

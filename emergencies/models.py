@@ -150,6 +150,11 @@ class EmergencyAlert(models.Model):
     validation_reasoning = models.TextField(blank=True)
     validated_at = models.DateTimeField(null=True, blank=True)
     landlord_notified_at = models.DateTimeField(null=True, blank=True)
+    # The sweeper's lease on its lost work (the model check, the landlord's
+    # email): queued again only once SWEEP_LEASE_SECONDS have passed, at most
+    # SWEEP_MAX_REQUEUES times (conversations.sweeper.lease_take).
+    queued_at = models.DateTimeField(null=True, blank=True)
+    requeues = models.PositiveSmallIntegerField(default=0, db_default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

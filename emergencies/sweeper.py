@@ -1,30 +1,51 @@
 """Finish emergency work that Redis or a worker lost: messages nobody screened,
-validations still pending and landlord emails not yet sent."""
+validations still pending and landlord emails not yet sent.
+
+An alert's lost work is queued again under a lease (``queued_at``), as the
+channel's sweeper does, so a backlog is not multiplied by every sweep; after
+SWEEP_MAX_REQUEUES re-queues the sweeper stops and logs why."""
 
 from __future__ import annotations
 
+import logging
 from datetime import timedelta
 
 from django.conf import settings
+from django.db.models import F, Q
 from django.utils import timezone
 
 from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_VALIDATE, queue_task
+from conversations.sweeper import lease_take
 from emergencies.models import EmergencyAlert
 from emergencies.screening import unscreened_screen
+
+logger = logging.getLogger(__name__)
 
 
 def emergency_sweep() -> dict[str, int]:
     screened = unscreened_screen()
-    cutoff = timezone.now() - timedelta(seconds=settings.EMERGENCY_SWEEP_GRACE_SECONDS)
-    old = EmergencyAlert.objects.filter(created_at__lt=cutoff)
-    pending = list(
-        old.filter(status=EmergencyAlert.Status.PENDING, source=EmergencyAlert.Source.KEYWORD).values_list(
-            "id", flat=True
-        )[:200]
-    )
-    unnotified = list(old.filter(landlord_notified_at__isnull=True).values_list("id", flat=True)[:200])
-    for alert_id in pending:
-        queue_task(EMERGENCY_VALIDATE, [alert_id])
-    for alert_id in unnotified:
-        queue_task(EMERGENCY_NOTIFY_EMAIL, [alert_id])
-    return {"screened": screened, "validate": len(pending), "notify": len(unnotified)}
+    now = timezone.now()
+    cutoff = now - timedelta(seconds=settings.EMERGENCY_SWEEP_GRACE_SECONDS)
+    unvalidated = Q(status=EmergencyAlert.Status.PENDING, source=EmergencyAlert.Source.KEYWORD)
+    unnotified = Q(landlord_notified_at__isnull=True)
+    lost = EmergencyAlert.objects.filter(unvalidated | unnotified, created_at__lt=cutoff)
+    leased, over = lease_take(lost, now=now, limit=200)
+    validate = notify = 0
+    for alert in EmergencyAlert.objects.filter(pk__in=leased).order_by("id"):
+        tasks = []
+        if alert.status == EmergencyAlert.Status.PENDING and alert.source == EmergencyAlert.Source.KEYWORD:
+            tasks.append(EMERGENCY_VALIDATE)
+            validate += 1
+        if alert.landlord_notified_at is None:
+            tasks.append(EMERGENCY_NOTIFY_EMAIL)
+            notify += 1
+        if not all([queue_task(name, [alert.pk]) for name in tasks]):  # broker down: the next sweep tries again
+            EmergencyAlert.objects.filter(pk=alert.pk).update(queued_at=None, requeues=F("requeues") - 1)
+    if over:
+        EmergencyAlert.objects.filter(pk__in=over).update(queued_at=now)  # said once per lease, not every sweep
+        logger.error(
+            "emergency alerts %s still unvalidated or unnotified after %d re-queues; is the emergency worker up?",
+            over,
+            settings.SWEEP_MAX_REQUEUES,
+        )
+    return {"screened": screened, "validate": validate, "notify": notify}

@@ -42,6 +42,7 @@ def test_safety_reply_with_redis_stopped_and_claude_failing(
     settings.EMERGENCY_SWEEP_GRACE_SECONDS = -1
     assert emergency_sweep() == {"screened": 0, "validate": 1, "notify": 1}  # the request screened it
     assert EmergencyAlert.objects.get().status == "pending"
+    assert emergency_sweep() == {"screened": 0, "validate": 1, "notify": 1}  # nothing was queued: no lease kept
 
     # When the check does run and Claude is still failing, the alert stays an emergency.
     settings.EMERGENCY_VALIDATION_MAX_RETRIES = 0
@@ -49,3 +50,18 @@ def test_safety_reply_with_redis_stopped_and_claude_failing(
     alert.refresh_from_db()
     assert alert.status == "validation_failed" and alert.is_emergency
     assert Conversation.objects.get(phone=PHONE).emergency_category == "gas"
+
+
+def test_the_sweeper_queues_an_alerts_lost_work_once_per_lease_and_gives_up_after_the_cap(
+    home, post_inbound, settings, caplog
+):
+    settings.EMERGENCY_CLASSIFIER = "off"
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas in the hallway")
+    settings.EMERGENCY_SWEEP_GRACE_SECONDS = -1
+    assert emergency_sweep()["validate"] == 1
+    assert emergency_sweep()["validate"] == 0  # leased: a backlog is not queued again by every sweep
+    settings.SWEEP_LEASE_SECONDS = -1  # every lease has run out
+    for _ in range(settings.SWEEP_MAX_REQUEUES - 1):
+        assert emergency_sweep()["validate"] == 1
+    assert emergency_sweep()["validate"] == 0
+    assert "still unvalidated or unnotified after" in caplog.text
