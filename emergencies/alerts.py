@@ -125,9 +125,11 @@ def _alert_create(
     return alert
 
 
-def emergency_recently_alerted(*, conversation: Conversation, category: str) -> bool:
+def emergency_recently_alerted(*, conversation: Conversation, category: str = "") -> bool:
+    """An alert of ``category`` (of any, when empty) in the last EMERGENCY_REALERT_MINUTES."""
     since = timezone.now() - timedelta(minutes=settings.EMERGENCY_REALERT_MINUTES)
-    return EmergencyAlert.objects.filter(conversation=conversation, category=category, created_at__gte=since).exists()
+    alerts = EmergencyAlert.objects.filter(conversation=conversation, created_at__gte=since)
+    return (alerts.filter(category=category) if category else alerts).exists()
 
 
 def _landlord_text(alert: EmergencyAlert, conversation: Conversation) -> str:

@@ -7,8 +7,11 @@ the classifier's thresholds from its artefact:
 
 1. An organization's own rule always raises an alert: the landlord asked for it.
 2. A built-in rule raises an alert unless the classifier is sure the message is
-   harmless (its emergency probability is below the ``veto`` threshold): "my gas
-   bill", "the fire alarm test is on Tuesday".
+   harmless: its emergency probability is below the ``veto`` threshold for a
+   one-word rule, which names a topic ("my gas bill", "the fire alarm test is
+   on Tuesday"), and below the lower ``veto_phrase`` threshold for a phrase or
+   pattern rule, which describes something happening ("pali się", "water
+   pouring through"), so standing it down takes more certainty.
 3. The classifier alone raises an alert at or above the ``alert`` threshold:
    "there's a rotten egg smell by the cooker", "my 3-week-old and no heating".
 4. Without the classifier (switched off or unavailable) the rules decide alone.
@@ -74,9 +77,10 @@ def emergency_detect(
     vetoed: list[RuleHit] = []
     if classifier is not None and score is not None:
         thresholds = classifier.thresholds.get(sensitivity) or classifier.thresholds["standard"]
+        veto_phrase = thresholds.get("veto_phrase", thresholds["veto"])
         if score.emergency < thresholds["veto"]:
-            vetoed = [hit for hit in hits if not hit.own]
-            hits = [hit for hit in hits if hit.own]
+            vetoed = [hit for hit in hits if not hit.own and (score.emergency < veto_phrase or not hit.describes)]
+            hits = [hit for hit in hits if hit not in vetoed]
         if not hits and score.emergency >= thresholds["alert"]:
             return Detection(
                 emergency=True,

@@ -44,6 +44,13 @@ class RuleHit:
     own: bool = False  # the organization's own rule, not a built-in default
     pattern: bool = False  # a regular expression rather than a phrase
 
+    @property
+    def describes(self) -> bool:
+        """A pattern or a phrase of several words describes something happening
+        ("pali sie", "water pouring through"); one word only names a topic
+        ("dym", "sewage"), and turns up in harmless messages far more often."""
+        return self.pattern or len(self.phrase.split()) > 1
+
     def as_dict(self) -> dict:
         return {
             "rule_id": self.rule_id,

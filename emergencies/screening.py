@@ -155,7 +155,8 @@ def _own_rules_match(message: Message) -> Match | None:
 
 def _decide(message: Message, detection: Detection) -> Screened:
     """The safety text for an emergency, and its alert unless the same
-    category was alerted in this conversation moments ago."""
+    category was alerted in this conversation moments ago (or any was, and
+    only the classifier sees one now)."""
     if detection.vetoed:
         logger.info(
             "built-in rule hit on message %s stood down by the classifier (%.2f)",
@@ -166,6 +167,13 @@ def _decide(message: Message, detection: Detection) -> Screened:
         return Screened(detection=detection)
     conversation = message.conversation
     assert conversation is not None
+    if detection.source == "classifier" and emergency_recently_alerted(conversation=conversation):
+        # The classifier reads one message without the conversation: in a live emergency the tenant's
+        # next words ("we're all outside now") read as an emergency of their own, often of another
+        # category. They are the same emergency: no second alert, issue or safety text. A rule hit
+        # (a hazard named) still raises its own.
+        logger.info("message %s follows a live alert; the classifier raises nothing new", message.pk)
+        return Screened(detection=detection)
     category, language = detection.category, detection.language
     assert category is not None and language is not None  # an emergency always names both
     reply = safety_message_for(organization=conversation.organization, category=category, language=language)

@@ -27,12 +27,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from emergencies.addresses import TRAINING_STREETS, address_add
 from emergencies.classifier import Classifier
 from emergencies.models import EMERGENCY_CATEGORIES
 
@@ -40,12 +42,13 @@ LANGUAGES = ["en", "pl", "es", "pt", "ro"]
 FORMAT = 1
 # Per organization sensitivity: the emergency probability at or above which the
 # classifier alone raises an alert, and below which it stands down a hit of a
-# built-in keyword rule ("gas bill", "fire alarm test"). An organization's own
-# rules always fire.
+# built-in keyword rule: a one-word rule below ``veto`` ("gas bill", "fire alarm
+# test"), a phrase or pattern rule only below ``veto_phrase``. An
+# organization's own rules always fire. Chosen on the dev split.
 EMERGENCY_THRESHOLDS: dict[str, dict[str, float]] = {
-    "high": {"alert": 0.5, "veto": 0.1},
-    "standard": {"alert": 0.6, "veto": 0.5},
-    "low": {"alert": 0.75, "veto": 0.6},
+    "high": {"alert": 0.5, "veto": 0.1, "veto_phrase": 0.1},
+    "standard": {"alert": 0.6, "veto": 0.4, "veto_phrase": 0.3},
+    "low": {"alert": 0.75, "veto": 0.6, "veto_phrase": 0.5},
 }
 REGULARISATION = 0.05  # C of the logistic heads, chosen on the dev split
 NEIGHBOURS = 5  # training messages that vote on a new one, chosen on the dev split
@@ -66,6 +69,21 @@ def rows_read(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return rows
 
 
+def rows_with_addresses(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` and a copy of each with a made-up home address added (the same
+    on every run), so that an address does not move the score
+    (``emergencies.addresses``). On dev with ``measure_emergencies
+    --addresses``, false alarms fell from 0.20 routine / 0.26 tempting to
+    0.07 / 0.15; copying a quarter or half of the rows did about half as well."""
+    rng = random.Random(0)
+    copies = []
+    for row in rows:
+        rng.random()  # spent, as in the run that chose this (docs/emergencies.md: the draw moves dev recall ±1 point)
+        where = {"language": row.get("language") or "en", "country": row.get("country") or "GB"}
+        copies.append({**row, "text": address_add(row["text"], rng, **where, streets=TRAINING_STREETS)})
+    return rows + copies
+
+
 def _logistic(features: np.ndarray, labels: np.ndarray, *, balanced: bool) -> dict[str, Any]:
     from sklearn.linear_model import LogisticRegression
 
@@ -84,7 +102,7 @@ def classifier_train(
     *, paths: Sequence[Path], embed: Callable[[list[str]], np.ndarray], embedding_model: str
 ) -> dict[str, Any]:
     """The artefact (a JSON-ready dict) trained on the rows of ``paths``."""
-    rows = rows_read(paths)
+    rows = rows_with_addresses(rows_read(paths))
     vectors = embed([row["text"] for row in rows])
     mean = vectors.mean(axis=0)
     scale = vectors.std(axis=0)

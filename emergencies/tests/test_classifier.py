@@ -110,15 +110,34 @@ def test_without_the_classifier_the_rules_still_answer(home, post_inbound, no_cl
 class _FixedScore:
     """A classifier that gives every message the same score: the policy alone is under test."""
 
-    thresholds = {"high": {"alert": 0.5, "veto": 0.1}, "standard": {"alert": 0.6, "veto": 0.5}}
+    thresholds = {
+        "high": {"alert": 0.5, "veto": 0.1, "veto_phrase": 0.1},
+        "standard": {"alert": 0.6, "veto": 0.5, "veto_phrase": 0.3},
+    }
 
-    def __init__(self, emergency: float) -> None:
-        self.emergency = emergency
+    def __init__(self, emergency: float, category: str = "gas") -> None:
+        self.emergency, self.category = emergency, category
 
     def score(self, text):
         from emergencies.classifier import Score
 
-        return Score(self.emergency, "gas", 0.9, None, "fixed")
+        return Score(self.emergency, self.category, 0.9, None, "fixed")
+
+
+@pytest.mark.django_db
+def test_a_classifier_only_follow_up_in_a_live_emergency_raises_nothing_new(home, post_inbound, monkeypatch):
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="the carbon monoxide alarm keeps beeping and I feel dizzy")
+    screen_waiting()
+    first = EmergencyAlert.objects.get()
+    # The next words read alone as another emergency (no rule names one): the same emergency, said on.
+    monkeypatch.setattr("emergencies.detector.classifier_get", lambda: _FixedScore(0.9, "fire_smoke"))
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="we're all outside now")
+    screen_waiting()
+    assert list(EmergencyAlert.objects.all()) == [first] and safety_texts(PHONE) == [first.safety_reply]
+    # A hazard the rules name is its own emergency.
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="and now there's smoke coming out of the socket")
+    screen_waiting()
+    assert EmergencyAlert.objects.exclude(pk=first.pk).get().source == "keyword"
 
 
 @pytest.mark.django_db
@@ -127,7 +146,9 @@ class _FixedScore:
     [
         (0.55, "something odd by the cooker", True, False),  # between the two alert thresholds
         (0.7, "something odd by the cooker", True, True),
-        (0.2, "I can smell gas", True, False),  # a built-in rule: vetoed below 0.3, kept above 0.1
+        (0.2, "I can smell gas", True, False),  # a built-in phrase rule: vetoed below 0.3, kept above 0.1
+        (0.4, "I can smell gas", True, True),  # a phrase is kept between veto_phrase and veto ...
+        (0.4, "sewage in the yard", True, False),  # ... a one-word rule is not
         (0.05, "I can smell gas", False, False),
     ],
 )
