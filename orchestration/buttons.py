@@ -167,13 +167,13 @@ def answer_read(*, conversation: Conversation, messages: list[Message], snapshot
                 titled = _titled(question_choices(question), message.button_text or "")
                 payload = titled.payload if titled else payload
             return _judge(conversation, message, payload, question, snapshot, typed=False)
-        body = message.body or "" if message.kind in ("", "text") else ""
+        body = (message.body or "") if message.kind in ("", "text") else ""
         number = NUMBER_ANSWER.match(body)
         if number is None and 0 < len(body) <= TITLE_MAX_CHARS:
             if not looked_up:
                 question, looked_up = question_latest(conversation), True
             titled = _titled(question_choices(question), body) if question is not None else None
-            if titled is not None and _last_said(conversation, question, message):
+            if titled is not None and question is not None and _last_said(conversation, question, message):
                 return _judge(conversation, message, titled.payload, question, snapshot, typed=True)
         if number is not None:
             if not looked_up:
