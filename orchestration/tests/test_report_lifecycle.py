@@ -213,7 +213,7 @@ def test_after_confirming_the_address_the_tenant_is_not_asked_what_they_need(hom
     anthropic_stub.queue(
         tool_use_response("respond", {"message": "Sorry to hear that! What is your address or postcode?"}),
         tool_use_response("find_property", {"address": "12 Harbour Street, LS1 4AB"}),
-        tool_use_response("confirm_property", {"confirmed": True}),
+        # "yes" is the title of the question's first choice: the product confirms, the model goes on.
         tool_use_response("ask_for_details", {"question": "Is there an error code on the boiler's display?"}),
     )
     tenant_says(BOILER, phone=phone)
@@ -229,7 +229,7 @@ def test_after_confirming_the_address_the_tenant_is_not_asked_what_they_need(hom
     assert (conversation.identity_status, conversation.gathering_state) == ("confirmed", "gathering_details")
     turn = Turn.objects.latest("id")
     assert [c["name"] for c in turn.tool_calls] == ["confirm_property", "ask_for_details"]
-    assert turn.tool_calls[0]["result"] == "property FLAT-1 confirmed"
+    assert turn.tool_calls[0]["result"] == "property FLAT-1 confirmed" and turn.tool_calls[0]["via"] == "typed"
     assert turn.tool_calls[1]["result"] == "question sent"
     assert (turn.identity_before, turn.identity_after) == ("identified", "confirmed")
 
