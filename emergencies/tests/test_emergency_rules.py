@@ -40,6 +40,13 @@ PINNED = [
     ("el techo se ha caído", "GB", "structural", "Spanish, the subject first"),
     ("tavanul s-a prăbușit", "GB", "structural", "Romanian, the subject first"),
     ("o teto da sala desabou", "GB", "structural", "Portuguese"),
+    # What English names, every language names (parity, 2026-11-25): the CO alarm, a break-in, a shock.
+    ("alarma de CO sună întruna", "GB", "carbon_monoxide", "Romanian, the alarm by its letters"),
+    ("o detetor de monóxido está a apitar", "GB", "carbon_monoxide", "Portuguese, the detector"),
+    ("włamali się do mieszkania", "GB", "security", "Polish, the verb rather than 'włamanie'"),
+    ("forzaron la puerta de atrás", "GB", "security", "Spanish, a forced door"),
+    ("levei um choque no interruptor", "GB", "electrical", "Portuguese, a shock as people say it"),
+    ("kopie prąd z kranu", "GB", "electrical", "Polish, a shock from a tap"),
     # Tempting false positives the rules cannot tell apart: they hit, the model's check decides.
     ("I read about a fire on the news", "GB", "fire_smoke", "'fire' alone must hit: 'fire in the kitchen'"),
     ("you're flooding my inbox", "GB", "flooding", "'flooding' alone must hit: 'the flat is flooding'"),

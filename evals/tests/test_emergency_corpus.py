@@ -24,6 +24,7 @@ FROZEN = {
     "blind/batch-006.jsonl": "d16c365ee9f90a381a8770ed60b9d3c65dbe37043dd0604dc9af5fc5f6a7510b",
     "blind/batch-007.jsonl": "2928e4082b6688b4cfceaa84146437685a900e8d6ad86698c75c91efda1a8e81",
     "blind/batch-008.jsonl": "d0b2809fa45b4b055a6dcb1525cd56b52dfad27a1d88992b581546580c168211",
+    "blind/batch-009.jsonl": "3280ce248255273ab0d852df116047369ea4c05c23621401e590f3fcaa23779c",
 }
 FIELDS = {
     "id",
