@@ -6,7 +6,7 @@ dead, 12 Harbour Street LS1 4AB"). Few training messages carry one, and in
 the embedding a street name or a postcode moves a routine report towards an
 emergency: "My boiler has stopped, no heating or hot water" scored 0.57,
 followed by "12 Oak Street, LS1 4AB" 0.82, and by "12 Harbour Street" it read
-as flooding. Training therefore also sees a share of its messages with an
+as flooding. Training therefore also learns each of its messages with an
 address added (``address_add`` with ``TRAINING_STREETS``), and
 ``measure_emergencies --addresses`` measures a split with addresses from a
 separate list of streets (``MEASURING_STREETS``) that training never saw.
