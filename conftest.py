@@ -196,6 +196,15 @@ def _media_root(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
 
 
+@pytest.fixture(autouse=True)
+def _process_caches_empty():
+    """Each test's rows are new (rolled back after the last test): nothing a
+    process cache holds (config/expiring.py) may outlive its test."""
+    from config.expiring import expiring_clear_all
+
+    expiring_clear_all()
+
+
 def pytest_sessionfinish(session, exitstatus):
     # Drop this run's Celery keys from the shared Redis.
     try:

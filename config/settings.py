@@ -189,6 +189,8 @@ if TESTING and not env("CELERY_KEY_PREFIX"):
     # processes the tests start inherit the prefix through the environment.
     os.environ["CELERY_KEY_PREFIX"] = f"test-{os.getpid()}:"
 CELERY_BROKER_URL = REDIS_URL
+# kombu's Redis transport, reusing one client per channel to publish (config/redis_broker.py).
+CELERY_BROKER_TRANSPORT = "config.redis_broker:Transport"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -281,6 +283,10 @@ CELERY_BEAT_SCHEDULE["channel-sweep"] = {"task": tasks.CHANNEL_SWEEP, "schedule"
 # WHATSAPP_TEMPLATES="issue_update=HX...,generic=HX..."
 WHATSAPP_TEMPLATES = dict(item.split("=", 1) for item in env_list("WHATSAPP_TEMPLATES"))
 TWILIO_TIMEOUT_SECONDS = env_float("TWILIO_TIMEOUT_SECONDS", 10.0)
+# How long a process trusts what it read of an organization's numbers and its
+# emergency rules (config/expiring.py): an edit in another process applies
+# within this many seconds, in the same one at once; 0 reads them every time.
+PROCESS_CACHE_SECONDS = env_float("PROCESS_CACHE_SECONDS", 5.0)
 # Longer bodies are stored cut to this length (the whole payload stays in raw_payload).
 INBOUND_MAX_BODY_CHARS = env_int("INBOUND_MAX_BODY_CHARS", 4096)
 WHATSAPP_SESSION_WINDOW_HOURS = env_int("WHATSAPP_SESSION_WINDOW_HOURS", 24)

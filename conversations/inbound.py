@@ -14,10 +14,12 @@ and its confirmation is queued once (a repeated delivery is not stored again).
 
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import partial
 from typing import Any, cast
 
@@ -25,6 +27,7 @@ from django.conf import settings
 from django.db import DataError, IntegrityError, connection, transaction
 from django.utils import timezone
 
+from config.expiring import Expiring
 from config.tasks import INBOUND_PROCESS, MEDIA_DOWNLOAD
 from conversations import opt_out
 from conversations.message_kinds import REACTION, TEXT, message_parts
@@ -100,14 +103,29 @@ def number_strip(value: str) -> str:
     return value[len(WHATSAPP_PREFIX) :] if value.startswith(WHATSAPP_PREFIX) else value
 
 
+# Which organization a Messaging Service or number belongs to, per process
+# (PROCESS_CACHE_SECONDS; forgotten at once when this process edits one).
+routes: Expiring[Organization] = Expiring("routes")
+
+
 def organization_for_inbound(*, messaging_service_sid: str, to: str) -> Organization | None:
-    """By Messaging Service first, then by the number the tenant wrote to."""
+    """By Messaging Service first, then by the number the tenant wrote to.
+    Each call gets its own copy: the caller may set attributes on it."""
+    organization = None
     if messaging_service_sid:
-        organization = Organization.objects.filter(messaging_service_sid=messaging_service_sid).first()
-        if organization:
-            return organization
-    number = WhatsAppNumber.objects.select_related("organization").filter(number=number_strip(to)).first()
-    return number.organization if number else None
+        organization = routes.get(
+            ("service", messaging_service_sid),
+            lambda: Organization.objects.filter(messaging_service_sid=messaging_service_sid).first(),
+        )
+    if organization is None:
+        number = number_strip(to)
+        organization = routes.get(("number", number), lambda: _organization_of_number(number))
+    return copy.copy(organization)
+
+
+def _organization_of_number(number: str) -> Organization | None:
+    found = WhatsAppNumber.objects.select_related("organization").filter(number=number).first()
+    return found.organization if found else None
 
 
 def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable: bool = False) -> InboundResult:
@@ -150,13 +168,12 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
     flags = list(dict.fromkeys(flags + media_flags + list(parts.flags)))
     profile = {"profile_name": params.get("ProfileName", "")[:200], "wa_id": params.get("WaId", "")[:32]}
 
+    received_at = timezone.now()
     with transaction.atomic():
-        conversation = None
+        conversation: Conversation | None = None
+        profile_changed: dict[str, str] = {}
         if organization is not None and "malformed" not in flags:
-            conversation, _ = Conversation.objects.get_or_create(
-                organization=organization, phone=number_strip(sender), defaults={"whatsapp_id": sender, **profile}
-            )
-            conversation.organization = organization  # already loaded: spares the receivers a query
+            conversation, profile_changed = _conversation_upsert(organization, sender, profile, received_at)
         keyword = opt_out.keyword_read(body) if parts.kind == TEXT and conversation is not None else None
         consumed = conversation is not None and opt_out.keyword_consumes(keyword=keyword, conversation=conversation)
         message = Message(
@@ -176,17 +193,18 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
             from_address=sender[:FROM_MAX_CHARS],
             to_address=to[:TO_MAX_CHARS],
             status=Message.Status.PROCESSED if consumed else Message.Status.RECEIVED,
-            processed_at=timezone.now() if consumed else None,  # STOP / START: no turn
+            processed_at=received_at if consumed else None,  # STOP / START: no turn
             flags=flags,
             raw_payload=raw,
             # Processing is queued on commit: the sweeper's lease starts now.
-            queued_at=timezone.now() if conversation is not None and not consumed else None,
+            queued_at=received_at if conversation is not None and not consumed else None,
         )
-        stored = _insert_once(message)
+        stored = _insert_once(message, at=received_at)
         if stored:
             media = _media_record(message, media_urls, params)
             if conversation is not None:
-                _conversation_touch(conversation, message, profile)
+                if profile_changed and conversation.tenant_id is not None:
+                    _tenant_profile_update(conversation.tenant_id, profile_changed)
                 if consumed:
                     _opt_out_apply(conversation, message, keyword)
                 else:
@@ -211,14 +229,48 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
     return InboundResult(message=message, created=True, replies=_immediate_replies(message, repeat=False))
 
 
-def _conversation_touch(conversation: Conversation, message: Message, profile: dict[str, str]) -> None:
-    """The conversation's last inbound time, and the sender's WhatsApp profile
-    when it changed (on the tenant too, once we know who they are)."""
-    changed = {key: value for key, value in profile.items() if value and getattr(conversation, key) != value}
-    Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=message.created_at, **changed)
-    if changed and conversation.tenant_id is not None:
-        names = {"profile_name": "whatsapp_profile_name", "wa_id": "wa_id"}
-        Tenant.objects.filter(pk=conversation.tenant_id).update(**{names[k]: v for k, v in changed.items()})
+def _conversation_upsert(
+    organization: Organization, sender: str, profile: dict[str, str], at: datetime
+) -> tuple[Conversation, dict[str, str]]:
+    """The sender's conversation, created if new, with its last inbound time
+    and the sender's WhatsApp profile (a value that is sent and differs)
+    written: one ``INSERT ... ON CONFLICT DO UPDATE ... RETURNING``, where
+    ``get_or_create`` and an update took two or three statements. Returns
+    the row and the profile values that changed."""
+    draft = Conversation(
+        organization=organization, phone=number_strip(sender), whatsapp_id=sender, last_inbound_at=at, **profile
+    )
+    fields = [f for f in Conversation._meta.concrete_fields if not f.primary_key]
+    values = [f.get_db_prep_save(f.pre_save(draft, add=True), connection) for f in fields]
+    q = connection.ops.quote_name
+    table = q(Conversation._meta.db_table)
+    columns = ", ".join(q(cast(str, f.column)) for f in fields)  # concrete: a column each
+    # A profile value that was sent replaces the stored one; the stored ones come back too (``earlier``).
+    profile_set = ", ".join(f"{q(k)} = COALESCE(NULLIF(EXCLUDED.{q(k)}, ''), {table}.{q(k)})" for k in profile)
+    profile_before = ", ".join(f"(SELECT {q(k)} FROM earlier)" for k in profile)  # noqa: S608
+    # Table and column names come from the model; every value is bound.
+    sql = (
+        f"WITH earlier AS (SELECT {', '.join(q(k) for k in profile)} FROM {table} "  # noqa: S608
+        "WHERE organization_id = %s AND phone = %s) "
+        f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))}) "
+        "ON CONFLICT (organization_id, phone) DO UPDATE SET last_inbound_at = EXCLUDED.last_inbound_at, "
+        f"{profile_set} RETURNING id, {columns}, {profile_before}"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [organization.pk, draft.phone, *values])
+        row = cursor.fetchone()
+    names = ["id", *(f.attname for f in fields)]
+    conversation = Conversation.from_db(connection.alias, names, row[: len(names)])
+    conversation.organization = organization  # already loaded: spares the receivers a query
+    before = dict(zip(profile, row[len(names) :], strict=True))
+    changed = {k: v for k, v in profile.items() if v and before[k] is not None and before[k] != v}
+    return conversation, changed
+
+
+def _tenant_profile_update(tenant_id: int, changed: dict[str, str]) -> None:
+    """The sender's new WhatsApp profile on the tenant too, once we know who they are."""
+    names = {"profile_name": "whatsapp_profile_name", "wa_id": "wa_id"}
+    Tenant.objects.filter(pk=tenant_id).update(**{names[k]: v for k, v in changed.items()})
 
 
 def _opt_out_apply(conversation: Conversation, message: Message, keyword: opt_out.Keyword | None) -> None:
@@ -292,11 +344,14 @@ def media_urls_present(params: Mapping[str, str]) -> tuple[list[tuple[int, str]]
     return found[:MAX_MEDIA], list(dict.fromkeys(flags))
 
 
-def _insert_once(message: Message) -> bool:
+def _insert_once(message: Message, *, at: datetime) -> bool:
     """INSERT ... ON CONFLICT (provider_sid) DO NOTHING RETURNING id; sets the
-    primary key and returns True when this call stored the row."""
+    primary key and returns True when this call stored the row. ``at`` is
+    the time of receipt, also the conversation's ``last_inbound_at``."""
     fields = [f for f in Message._meta.concrete_fields if not f.primary_key]
     values = [f.get_db_prep_save(f.pre_save(message, add=True), connection) for f in fields]
+    message.created_at = at  # auto_now_add set it a moment later
+    values[fields.index(Message._meta.get_field("created_at"))] = at
     columns = ", ".join(connection.ops.quote_name(cast(str, f.column)) for f in fields)  # concrete: a column each
     placeholders = ", ".join(["%s"] * len(fields))
     # Table and column names come from the model; every value is bound.
@@ -312,6 +367,8 @@ def _insert_once(message: Message) -> bool:
 
 
 def _media_record(message: Message, urls: list[tuple[int, str]], params: Mapping[str, str]) -> list[Media]:
+    if not urls:
+        return []
     media = []
     for index, url in urls:
         # Nobody looks at the photos of an unrouted or malformed message: never fetch them.

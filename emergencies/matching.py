@@ -4,8 +4,10 @@ Rules apply to an organization when they are its own or built-in defaults,
 for its country or for every country. They are compiled into one regular
 expression per (organization, country) over normalised text, with word
 boundaries on both sides, and cached in the process. The cache checks a cheap
-version (count and latest change of the rules that apply) so that a rule
-edited in the admin takes effect in every worker and web process at once.
+version (count and latest change of the rules that apply), itself read at most
+every ``PROCESS_CACHE_SECONDS``: a rule edited in the admin takes effect in
+the process that saved it at once and in every other worker and web process
+within that bound.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count, Max, Q
 
+from config.expiring import Expiring
 from emergencies.models import EmergencyRule
 from emergencies.normalise import normalise, without_intensifiers
 
@@ -92,6 +95,8 @@ class _Compiled:
 
 
 _cache: dict[tuple[int | None, str], _Compiled] = {}
+# The latest rules_version per organization, trusted for PROCESS_CACHE_SECONDS.
+versions: Expiring[tuple] = Expiring("emergency rule versions")
 
 
 def _rules(organization_id: int | None, country: str):
@@ -146,7 +151,8 @@ def rules_version(organization_id: int | None) -> tuple:
 def emergency_match(text: str, *, organization_id: int | None, country: str) -> Match:
     """Which rules ``text`` hits, on normalised text and whole words only."""
     key = (organization_id, country)
-    version = rules_version(organization_id)
+    version = versions.get(organization_id, lambda: rules_version(organization_id))
+    assert version is not None  # rules_version never answers None
     compiled = _cache.get(key)
     if compiled is None or compiled.version != version:
         compiled = _cache[key] = _compile(organization_id, country, version)
