@@ -21,6 +21,7 @@ from typing import Any
 
 from django.apps import apps
 from django.db import models
+from django.db.models.signals import pre_save
 
 from privacy.context import current_via
 from privacy.models import AuditEvent
@@ -90,6 +91,7 @@ def audit_record(
 
 def auditlog_register() -> None:
     """Register the audited models with django-auditlog (from ``PrivacyConfig.ready``)."""
+    from auditlog.receivers import log_update
     from auditlog.registry import auditlog
     from auditlog.signals import post_log
 
@@ -97,7 +99,26 @@ def auditlog_register() -> None:
         model = apps.get_model(label)
         if not auditlog.contains(model):
             auditlog.register(model, include_fields=fields, mask_fields=MASKED_FIELDS.get(label, []))
+            # Its update receiver, behind a check that the save can change an audited field.
+            if not pre_save.disconnect(sender=model, dispatch_uid=auditlog._dispatch_uid(pre_save, log_update)):
+                raise RuntimeError(f"django-auditlog's update receiver for {label} was not found to wrap")
+            pre_save.connect(_log_update_if_audited, sender=model, dispatch_uid=f"privacy-audit-update-{label}")
     post_log.connect(on_auditlog_entry, dispatch_uid="privacy-auditlog-mirror")
+
+
+def _log_update_if_audited(sender, instance, update_fields=None, **kwargs) -> None:
+    """django-auditlog reads the old row before every save to compare it; a
+    save of fields it does not record (a turn's ``last_turn_at``, the
+    tenant's ``language``) cannot make an entry, so it is spared that read.
+    Every other save goes to django-auditlog's own receiver."""
+    from auditlog.receivers import log_update
+
+    if update_fields is not None:
+        meta = sender._meta
+        saved = {meta.get_field(name).name for name in update_fields}
+        if not saved & set(AUDITED_FIELDS[meta.label_lower]):
+            return
+    log_update(sender, instance=instance, update_fields=update_fields, **kwargs)
 
 
 def on_auditlog_entry(sender, instance, action, changes=None, log_entry=None, log_created=False, **kwargs) -> None:

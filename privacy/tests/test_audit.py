@@ -102,3 +102,22 @@ def test_a_takeover_from_the_list_is_recorded_per_conversation(worlds, client):
     )
     recorded = list(AuditEvent.objects.filter(action="takeover").values_list("organization_id", "target_id"))
     assert recorded == [(alice.organization.pk, alice.conversation.pk)]  # Bob's conversation was not hers to touch
+
+
+def test_a_save_of_fields_nobody_audits_skips_the_read_an_audited_one_is_still_logged(
+    worlds, django_assert_num_queries
+):
+    """django-auditlog reads the old row before a save to compare it; a turn's
+    save of ``last_turn_at`` cannot change an audited field and is spared it."""
+    from django.utils import timezone
+
+    conversation = worlds[0].conversation
+    before = LogEntry.objects.get_for_object(conversation).count()
+    conversation.last_turn_at = timezone.now()
+    with django_assert_num_queries(1):  # the UPDATE alone
+        conversation.save(update_fields=["last_turn_at", "updated_at"])
+    conversation.bot_paused, conversation.language = True, "pl"
+    conversation.save(update_fields=["bot_paused", "language", "updated_at"])
+    entries = LogEntry.objects.get_for_object(conversation)
+    assert entries.count() == before + 1
+    assert set(entries.latest("timestamp").changes_dict) == {"bot_paused"}
