@@ -9,6 +9,7 @@ from datetime import timedelta
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
+from django.db.models import Q, Subquery
 from django.utils import timezone
 
 from conversations import message_kinds
@@ -55,14 +56,7 @@ class TurnContext:
 
 
 def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> TurnContext:
-    new_messages = list(Message.objects.filter(pk__in=message_ids).prefetch_related("media").order_by("id"))
-    first_new = new_messages[0].created_at if new_messages else timezone.now()
-    history = list(
-        Message.objects.filter(conversation=conversation, created_at__lt=first_new)
-        .exclude(pk__in=message_ids)
-        .prefetch_related("media")
-        .order_by("-created_at", "-id")[: settings.TURN_HISTORY_MESSAGES]
-    )[::-1]
+    new_messages, history = _messages_load(conversation, message_ids)
     tenant_properties = _tenant_properties(conversation)
     scope = conversation.property or (tenant_properties[0] if len(tenant_properties) == 1 else None)
     open_issues = _open_issues(scope, conversation, tenant_properties) if scope else []
@@ -90,6 +84,27 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
         tenant_properties=tenant_properties,
         snapshot=snapshot,
     )
+
+
+def _messages_load(conversation: Conversation, message_ids: list[int]) -> tuple[list[Message], list[Message]]:
+    """The turn's messages (by id) and the ``TURN_HISTORY_MESSAGES`` before the
+    first of them (by time), with their media: one query for the messages and
+    one for all their media."""
+    first_new = (
+        Subquery(Message.objects.filter(pk__in=message_ids).order_by("created_at").values("created_at")[:1])
+        if message_ids
+        else timezone.now()
+    )
+    window = list(
+        Message.objects.filter(conversation=conversation)
+        .filter(Q(pk__in=message_ids) | Q(created_at__lt=first_new))
+        .prefetch_related("media")
+        .order_by("-created_at", "-id")[: settings.TURN_HISTORY_MESSAGES + len(message_ids)]
+    )
+    wanted = set(message_ids)
+    new_messages = sorted((m for m in window if m.pk in wanted), key=lambda m: m.pk)
+    history = [m for m in window if m.pk not in wanted][: settings.TURN_HISTORY_MESSAGES]
+    return new_messages, history[::-1]
 
 
 def _tenant_properties(conversation: Conversation) -> list[Property]:

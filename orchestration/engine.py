@@ -23,9 +23,11 @@ from __future__ import annotations
 
 import logging
 import time
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
+from django.db.models import ForeignKey
 
 from conversations import message_kinds
 from conversations.models import Conversation, IdentityStatus, Message
@@ -123,7 +125,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
 
     try:
         with transaction.atomic():
-            conversation = _lock(conversation_id)
+            conversation = _relock(conversation_id, context.conversation)
             if _any_processed(message_ids):
                 logger.info("turn for conversation %s discarded: messages handled by another worker", conversation_id)
                 return None
@@ -366,6 +368,22 @@ def _lock(conversation_id: int) -> Conversation:
     return Conversation.objects.select_related("organization", "tenant", "property", "candidate_property").get(
         pk=conversation_id
     )
+
+
+RELATED = ("organization", "tenant", "property", "candidate_property")
+
+
+def _relock(conversation_id: int, earlier: Conversation) -> Conversation:
+    """The conversation locked again after the model call, in one query: the
+    row itself, fresh, without joins; the related rows read at the start of
+    the turn are kept where the row still points at them (else read on use)."""
+    conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
+    for name in RELATED:
+        field = cast("ForeignKey[Any, Any]", Conversation._meta.get_field(name))
+        related = field.get_cached_value(earlier, default=None)
+        if related is not None and getattr(conversation, field.attname) == related.pk:
+            setattr(conversation, name, related)
+    return conversation
 
 
 def _any_processed(message_ids: list[int]) -> bool:

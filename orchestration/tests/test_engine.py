@@ -221,6 +221,32 @@ def test_a_turn_stays_within_its_query_budget(home, tenant_says, django_assert_m
         tenant_says("cold tap in the kitchen", model=[call("ask_for_photo", message="Photo?")])
 
 
+def test_a_turns_queries_do_not_grow_with_its_history(home, tenant_says, settings):
+    """History and its photos and voice notes are read in two queries whatever
+    their length (an N+1 on media once cost a query per history message)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from conversations.tests.factories import MediaFactory, MessageFactory
+    from llm.scripted import scripted_queue
+    from orchestration.engine import turn_run
+
+    settings.TURN_HISTORY_MESSAGES = 40
+    tenant_says("tap leaking", model=[call("ask_for_details", question="Which tap?")])
+    conversation = conversation_for()
+
+    def turn_statements(history_photos: int) -> int:
+        for _ in range(history_photos):
+            MediaFactory.create(message=MessageFactory.create(conversation=conversation, body="", status="processed"))
+        message = MessageFactory.create(conversation=conversation, body="the cold one")
+        scripted_queue(phone=PHONE, calls=[call("respond", message="Thanks")])
+        with CaptureQueriesContext(connection) as captured:
+            turn_run(conversation_id=conversation.pk, message_ids=[message.pk])
+        return len(captured.captured_queries)
+
+    assert turn_statements(history_photos=1) == turn_statements(history_photos=12)
+
+
 def test_an_emergency_the_keywords_missed_still_gets_safety_advice_and_an_alert(home, tenant_says):
     from emergencies.models import EmergencyAlert
 
