@@ -449,8 +449,16 @@ SEARCH_VECTOR_CANDIDATES = env_int("SEARCH_VECTOR_CANDIDATES", 20)
 SEARCH_KEYWORD_CANDIDATES = env_int("SEARCH_KEYWORD_CANDIDATES", 20)
 # HNSW candidate list (pgvector hnsw.ef_search); must be >= SEARCH_VECTOR_CANDIDATES.
 SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 64)
-# A tenant's scope of at most this many chunks is scanned exactly instead of through HNSW.
-SEARCH_EXACT_SCAN_MAX_CHUNKS = env_int("SEARCH_EXACT_SCAN_MAX_CHUNKS", 2000)
+# A tenant's scope of at most this many chunks is scanned exactly instead of through HNSW
+# (exact results; about 2 us a chunk once vectors are stored in the row, docs/benchmarks.md).
+SEARCH_EXACT_SCAN_MAX_CHUNKS = env_int("SEARCH_EXACT_SCAN_MAX_CHUNKS", 5000)
+# The keyword leg matches the words on a scope of at most this many chunks itself;
+# a larger one asks the word index (chunk_search_words).
+SEARCH_KEYWORD_SCAN_MAX_CHUNKS = env_int("SEARCH_KEYWORD_SCAN_MAX_CHUNKS", 1000)
+# A larger scope walks HNSW with pgvector's iterative scan (relaxed_order or strict_order),
+# which stops after SEARCH_HNSW_MAX_SCAN_TUPLES index tuples.
+SEARCH_HNSW_ITERATIVE_SCAN = env("SEARCH_HNSW_ITERATIVE_SCAN", "relaxed_order")
+SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000)
 # Keyword leg: a query word matches a vocabulary word when their pg_trgm
 # similarity reaches this (typos: "presure" ~ "pressure" 0.7), taking at most
 # SEARCH_WORDS_PER_TERM closest words per query word.

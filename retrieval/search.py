@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from retrieval.embeddings import embedding_backend
 
@@ -102,6 +102,9 @@ class SearchHit:
         }
 
 
+ITERATIVE_SCANS = ("relaxed_order", "strict_order")
+
+
 @dataclass(frozen=True)
 class SearchParams:
     """The tunable knobs; defaults come from settings (``SearchParams.from_settings()``)."""
@@ -115,6 +118,13 @@ class SearchParams:
     trgm_threshold: float
     words_per_term: int
     exact_scan_max_chunks: int
+    keyword_scan_max_chunks: int = 1000
+    iterative_scan: str = "relaxed_order"  # pgvector's hnsw.iterative_scan: relaxed_order or strict_order
+    max_scan_tuples: int = 20000  # pgvector's hnsw.max_scan_tuples: where an iterative scan stops
+
+    def __post_init__(self) -> None:
+        if self.iterative_scan not in ITERATIVE_SCANS:  # it goes into SET, which takes no bind parameters
+            raise ValueError(f"iterative_scan must be one of {', '.join(ITERATIVE_SCANS)}, not {self.iterative_scan!r}")
 
     @classmethod
     def from_settings(cls, **overrides: Any) -> SearchParams:
@@ -128,6 +138,9 @@ class SearchParams:
             "trgm_threshold": settings.SEARCH_TRGM_THRESHOLD,
             "words_per_term": settings.SEARCH_WORDS_PER_TERM,
             "exact_scan_max_chunks": settings.SEARCH_EXACT_SCAN_MAX_CHUNKS,
+            "keyword_scan_max_chunks": settings.SEARCH_KEYWORD_SCAN_MAX_CHUNKS,
+            "iterative_scan": settings.SEARCH_HNSW_ITERATIVE_SCAN,
+            "max_scan_tuples": settings.SEARCH_HNSW_MAX_SCAN_TUPLES,
         }
         values.update(overrides)
         return cls(**values)
@@ -204,7 +217,7 @@ query_terms AS (
 term_words AS MATERIALIZED (
     -- Each query term (maybe misspelt) -> the closest words of this organization's
     -- vocabulary (one GIN index, term_org_word_trgm, answers both conditions).
-    SELECT t.term, w.word, similarity(t.term, w.word) AS similarity
+    SELECT t.term, w.word, similarity(t.term, w.word) AS similarity, plainto_tsquery('simple', w.word) AS words
     FROM query_terms t
     CROSS JOIN LATERAL (
         SELECT v.word
@@ -215,13 +228,30 @@ term_words AS MATERIALIZED (
         LIMIT %(words_per_term)s
     ) w
 ),
-keyword_matches AS MATERIALIZED (
-    -- The chunks in scope that hold one of those words.
-    SELECT c.id, tw.term, tw.word, tw.similarity
-    FROM term_words tw
-    JOIN retrieval_chunk c ON c.search_words @@ plainto_tsquery('simple', tw.word)
-    WHERE c.organization_id = %(organization_id)s::bigint
+scope_words AS MATERIALIZED (
+    -- A small scope's chunks that hold any of the words, read through chunk_scope
+    -- and matched once each against all the words (empty for a large scope).
+    SELECT c.id, c.search_words
+    FROM retrieval_chunk c
+    WHERE (SELECT n FROM scope_size) <= %(keyword_scan_max)s
+      AND c.organization_id = %(organization_id)s::bigint
       AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
+      AND c.search_words @@ (SELECT to_tsquery('simple', string_agg(quote_literal(word), ' | ')) FROM term_words)
+),
+keyword_matches AS MATERIALIZED (
+    -- The chunks in scope that hold one of those words. Only one branch runs:
+    -- a small scope matches the words on its own chunks; a large one asks the
+    -- word index, which answers for every organization, then keeps its scope.
+    (SELECT c.id, tw.term, tw.word, tw.similarity
+     FROM term_words tw
+     JOIN scope_words c ON c.search_words @@ tw.words)
+    UNION ALL
+    (SELECT c.id, tw.term, tw.word, tw.similarity
+     FROM term_words tw
+     JOIN retrieval_chunk c ON c.search_words @@ tw.words
+     WHERE (SELECT n FROM scope_size) > %(keyword_scan_max)s
+       AND c.organization_id = %(organization_id)s::bigint
+       AND (c.property_id IS NULL OR c.property_id = %(property_id)s))
 ),
 keyword_leg AS (
     -- BM25-like: per term the best (similarity x idf) of its words, summed over terms.
@@ -283,6 +313,7 @@ def search_sql_params(
         "rrf_k": int(params.rrf_k),
         "words_per_term": int(params.words_per_term),
         "exact_scan_max": int(params.exact_scan_max_chunks),
+        "keyword_scan_max": int(params.keyword_scan_max_chunks),
         "limit": limit,
     }
 
@@ -291,13 +322,23 @@ def _vector_literal(vector: list[float]) -> str:
     return "[" + ",".join(f"{x:.7g}" for x in vector) + "]"
 
 
-def _set_local(cursor, params: SearchParams) -> None:
+def _search_rows(sql: str, sql_params: dict, params: SearchParams) -> list[tuple]:
+    """Run ``sql`` with the index settings of ``params`` in one round trip:
+    the ``SET LOCAL``s and the query go as one string, which PostgreSQL runs
+    as one transaction (or inside the caller's), so the settings last for
+    this query only and no BEGIN or COMMIT is sent."""
     # Values are validated numbers; SET cannot take bind parameters.
-    cursor.execute(
+    settings_sql = (
         f"SET LOCAL hnsw.ef_search = {int(params.ef_search)}; "
-        "SET LOCAL hnsw.iterative_scan = relaxed_order; "
-        f"SET LOCAL pg_trgm.similarity_threshold = {float(params.trgm_threshold)}"
+        f"SET LOCAL hnsw.iterative_scan = {params.iterative_scan}; "
+        f"SET LOCAL hnsw.max_scan_tuples = {int(params.max_scan_tuples)}; "
+        f"SET LOCAL pg_trgm.similarity_threshold = {float(params.trgm_threshold)}; "
     )
+    with connection.cursor() as cursor:
+        cursor.execute(settings_sql + sql, sql_params)
+        while cursor.description is None and cursor.nextset():  # past the SETs' empty results
+            pass
+        return cursor.fetchall()
 
 
 def knowledge_search(
@@ -343,10 +384,7 @@ def knowledge_search(
     )
     if mode == "keyword" and not sql_params["terms"]:
         return []
-    with transaction.atomic(), connection.cursor() as cursor:
-        _set_local(cursor, params)
-        cursor.execute(SEARCH_SQL, sql_params)
-        rows = cursor.fetchall()
+    rows = _search_rows(SEARCH_SQL, sql_params, params)
     if timings is not None:
         timings["embed_ms"] = (embedded - started) * 1000
         timings["sql_ms"] = (time.perf_counter() - embedded) * 1000
@@ -392,7 +430,4 @@ def search_explain(
         embedding=embedding,
     )
     prefix = "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " if analyze else "EXPLAIN (COSTS OFF) "
-    with transaction.atomic(), connection.cursor() as cursor:
-        _set_local(cursor, params)
-        cursor.execute(prefix + SEARCH_SQL, sql_params)
-        return "\n".join(row[0] for row in cursor.fetchall())
+    return "\n".join(row[0] for row in _search_rows(prefix + SEARCH_SQL, sql_params, params))

@@ -49,16 +49,17 @@ def scoped(alice, ingest):
 
 @pytest.fixture(params=["exact", "hnsw"])
 def vector_path(request, db):
-    """Both vector-leg branches: the exact scan of a small scope, and HNSW, which
-    the search takes above SEARCH_EXACT_SCAN_MAX_CHUNKS. Sequential scans are
-    switched off for the test's transaction so the planner really walks the
-    HNSW index on these few rows instead of sorting them (the test below checks
-    it does)."""
+    """Both plans of each leg: a small scope's (the exact scan; the words
+    matched on the scope's own chunks) and a large scope's (HNSW above
+    SEARCH_EXACT_SCAN_MAX_CHUNKS; the word index above
+    SEARCH_KEYWORD_SCAN_MAX_CHUNKS). Sequential scans are switched off for the
+    test's transaction so the planner really walks the HNSW index on these few
+    rows instead of sorting them (the test below checks it does)."""
     if request.param == "exact":
         return SearchParams.from_settings()
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
-    return SearchParams.from_settings(exact_scan_max_chunks=0)
+    return SearchParams.from_settings(exact_scan_max_chunks=0, keyword_scan_max_chunks=0)
 
 
 def test_the_forced_hnsw_path_walks_the_hnsw_index(scoped, vector_path):
@@ -115,6 +116,28 @@ def test_another_organizations_property_id_does_not_open_its_documents(scoped, m
         params=vector_path,
     )
     assert {h.document_title for h in hits} == {"Living here"}
+
+
+@pytest.mark.parametrize("query", ["ZQ47 boiler water pressure", "stopcok", "kitchen sink", "zzzz"])
+def test_both_keyword_plans_find_the_same_chunks_with_the_same_scores(scoped, query):
+    """A small scope's words are matched on its own chunks, a large one's through
+    the word index: the plan is chosen by size, the answer must not depend on it."""
+
+    def search(keyword_scan_max_chunks: int) -> list[tuple[int, float]]:
+        params = SearchParams.from_settings(keyword_scan_max_chunks=keyword_scan_max_chunks)
+        hits = knowledge_search(
+            organization_id=scoped["alice"].pk,
+            property_id=scoped["flat"].pk,
+            query=query,
+            mode="keyword",
+            limit=10,
+            params=params,
+        )
+        return [(h.chunk_id, round(h.keyword_score or 0, 9)) for h in hits]
+
+    assert search(keyword_scan_max_chunks=10**6) == search(keyword_scan_max_chunks=0)
+    if query != "zzzz":
+        assert search(keyword_scan_max_chunks=10**6)
 
 
 def test_a_misspelt_word_is_found_by_the_keyword_leg(scoped):
@@ -206,3 +229,19 @@ def test_bad_arguments_and_empty_queries(scoped):
 def test_query_terms_drop_stop_words_and_split_codes():
     assert query_terms("How do I fix the boilr? It says CE207!") == ["fix", "boilr", "says", "ce207", "207"]
     assert query_terms("F22 F22 f22") == ["f22", "22"]
+
+
+def test_a_search_is_one_statement_with_its_index_settings(scoped, django_assert_num_queries):
+    """The SET LOCALs travel with the query: no transaction or savepoint of its own."""
+    with django_assert_num_queries(1) as captured:
+        knowledge_search(organization_id=scoped["alice"].pk, property_id=scoped["flat"].pk, query="boiler pressure")
+    assert captured.captured_queries[0]["sql"].lstrip().startswith("SET LOCAL hnsw.ef_search")
+
+
+def test_chunk_vectors_are_stored_in_their_rows(db):
+    """Not pgvector's default EXTERNAL, which moved them to TOAST and made an exact scan read each one there."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT attstorage FROM pg_attribute WHERE attrelid = 'retrieval_chunk'::regclass AND attname = 'embedding'"
+        )
+        assert cursor.fetchone()[0] == "m"
