@@ -79,7 +79,7 @@ def organization_with_tenants(count: int) -> list[str]:
     return phones
 
 
-def gunicorn_command(port: int, workers: int, app: str = "config.wsgi") -> list[str]:
+def gunicorn_command(port: int, workers: int, app: str = "config.wsgi", threads: int = 4) -> list[str]:
     return [
         sys.executable,
         "-m",
@@ -92,7 +92,7 @@ def gunicorn_command(port: int, workers: int, app: str = "config.wsgi") -> list[
         "--workers",
         str(workers),
         "--threads",
-        "4",
+        str(threads),
     ]
 
 

@@ -2,7 +2,7 @@
 database: context read, conditional retrieval, gating, handler, reply row and
 trace, with the scripted model answering at once (zero latency).
 
-    .venv/bin/python benchmarks/turn_overhead.py [--conversations 3000] [--documents 3000] [--measured 100]
+    .venv/bin/python benchmarks/turn_overhead.py [--conversations 3000] [--documents 3000] [--measured 100] [--profile]
 
 The database (a throwaway one) holds ``--conversations`` tenants, each with a
 property, a conversation with earlier history and, for one in three, an open
@@ -14,7 +14,10 @@ five-turn report each (problem, details, photo -> issue, a question about the
 home, thanks), so every turn reads real history and open issues.
 
 Prints p50/p95 milliseconds per turn (total, retrieval with its query
-embedding on the CPU, and the engine without retrieval) and SQL queries per turn.
+embedding on the CPU, and the engine without retrieval), SQL queries per turn,
+and the statements per turn by kind and table. ``--profile`` then plays the
+report once more for ``--measured`` other conversations under cProfile and
+prints the top functions.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import time
 from datetime import date, timedelta
 
 from _django import ROOT, django_start, throwaway_database
+from _profile import Profile, QueryTally
 
 django_start(LLM_BACKEND="scripted", ANTHROPIC_API_KEY="", SCRIPTED_MODEL_DELAY_MS="0")
 
@@ -208,6 +212,7 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=3000, help="tenants, properties and conversations")
     parser.add_argument("--documents", type=int, default=3000, help="documents, four chunks each")
     parser.add_argument("--measured", type=int, default=100, help="conversations that play the five-turn report")
+    parser.add_argument("--profile", action="store_true", help="then profile the same turns for other conversations")
     args = parser.parse_args()
 
     from django.db import connection
@@ -229,8 +234,11 @@ def main() -> None:
         )
         embed_query("warm the embedding model up")  # loaded once per worker process, not per turn
         totals, retrieval, engine, queries, model_calls = [], [], [], [], []
-        measured = rng.sample(conversations, k=min(args.measured, len(conversations)))
-        for conversation in measured:
+        tally = QueryTally()
+        picked = rng.sample(conversations, k=min(2 * args.measured, len(conversations)))
+        measured, profiled = picked[: args.measured], picked[args.measured :]
+
+        def play(conversation, tally: QueryTally) -> None:
             for n, (text, photo, calls) in enumerate(script()):
                 scripted_queue(phone=conversation.phone, calls=calls)
                 message = Message.objects.create(
@@ -250,7 +258,7 @@ def main() -> None:
                         content_type="image/jpeg",
                     )
                 connection.queries_log.clear()  # the log holds 9000 queries; counting needs room
-                with CaptureQueriesContext(connection) as captured:
+                with CaptureQueriesContext(connection) as captured, connection.execute_wrapper(tally):
                     began = time.perf_counter()
                     turn = turn_run(conversation_id=conversation.pk, message_ids=[message.pk])
                     elapsed = (time.perf_counter() - began) * 1000
@@ -261,6 +269,15 @@ def main() -> None:
                 queries.append(len(captured.captured_queries))
                 model_calls.append(len(turn.tool_calls))
             scripted_clear(phone=conversation.phone)
+
+        for conversation in measured:
+            play(conversation, tally)
+        if args.profile:
+            sampled = len(totals)
+            with Profile() as profile:
+                for conversation in profiled:
+                    play(conversation, QueryTally())
+            del totals[sampled:], retrieval[sampled:], engine[sampled:], queries[sampled:], model_calls[sampled:]
 
     print(
         f"{len(totals)} turns ({len(measured)} conversations x {len(script())}), scripted model at zero latency, "
@@ -277,6 +294,12 @@ def main() -> None:
         f"p95 {_pct(queries, 95):.0f}  max {max(queries)}"
     )
     print(f"  model calls per turn: mean {statistics.fmean(model_calls):.2f} (a document search takes two)")
+    print("  statements per turn by kind and table:")
+    turns = len(script()) * len(measured)
+    for label, count in tally.labels.most_common():
+        print(f"    {count / turns:6.2f}  {label}")
+    if args.profile:
+        profile.print(units=len(profiled) * len(script()), unit="turn")
 
 
 def _pct(values, pct: float) -> float:
