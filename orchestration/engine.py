@@ -361,16 +361,19 @@ def _property_choice_question(conversation: Conversation, homes: list[Property])
     )
 
 
-def _lock(conversation_id: int) -> Conversation:
-    # Lock first, then read with the joins: a locking query that waited for
-    # another turn re-reads the locked row but not the rows it joined.
-    list(Conversation.objects.select_for_update().filter(pk=conversation_id).values_list("pk"))
-    return Conversation.objects.select_related("organization", "tenant", "property", "candidate_property").get(
-        pk=conversation_id
-    )
-
-
 RELATED = ("organization", "tenant", "property", "candidate_property")
+
+
+def _lock(conversation_id: int) -> Conversation:
+    """The conversation locked, with its related rows, in one query."""
+    conversation = Conversation.objects.select_for_update(of=("self",)).select_related(*RELATED).get(pk=conversation_id)
+    # A locking query that waited for another turn re-reads the locked row but
+    # not the rows it joined: one the row no longer points at is read on use.
+    for field in _related_fields():
+        related = field.get_cached_value(conversation, default=None)
+        if getattr(conversation, field.attname) != (related.pk if related is not None else None):
+            field.delete_cached_value(conversation)
+    return conversation
 
 
 def _relock(conversation_id: int, earlier: Conversation) -> Conversation:
@@ -378,12 +381,15 @@ def _relock(conversation_id: int, earlier: Conversation) -> Conversation:
     row itself, fresh, without joins; the related rows read at the start of
     the turn are kept where the row still points at them (else read on use)."""
     conversation = Conversation.objects.select_for_update().get(pk=conversation_id)
-    for name in RELATED:
-        field = cast("ForeignKey[Any, Any]", Conversation._meta.get_field(name))
+    for field in _related_fields():
         related = field.get_cached_value(earlier, default=None)
         if related is not None and getattr(conversation, field.attname) == related.pk:
-            setattr(conversation, name, related)
+            field.set_cached_value(conversation, related)
     return conversation
+
+
+def _related_fields() -> list[ForeignKey[Any, Any]]:
+    return [cast("ForeignKey[Any, Any]", Conversation._meta.get_field(name)) for name in RELATED]
 
 
 def _any_processed(message_ids: list[int]) -> bool:
