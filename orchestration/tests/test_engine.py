@@ -479,3 +479,43 @@ def test_a_database_outage_leaves_the_messages_for_the_sweeper(home, tenant_says
     assert not Message.objects.filter(direction="outbound").exists()
     conversation = conversation_for()
     assert not conversation.bot_paused and conversation.escalated_at is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_lock_that_waited_reads_the_home_the_conversation_points_at_now(home):
+    """The lock reads the conversation with its joins in one query. When it
+    waits for a transaction that moves the conversation to another home,
+    PostgreSQL re-reads the locked row but keeps the joined row it found first:
+    the stale home must not be the one handed on."""
+    import threading
+    import time
+
+    from django.db import connection, transaction
+
+    from conversations.tests.factories import ConversationFactory
+    from orchestration.engine import _lock
+
+    first = PropertyFactory(organization=home, code="A-1")
+    second = PropertyFactory(organization=home, code="B-2")
+    conversation = ConversationFactory(organization=home, property=first)
+    locked, seen = threading.Event(), {}
+
+    def mover():
+        try:
+            with transaction.atomic():
+                Conversation.objects.select_for_update().get(pk=conversation.pk)
+                locked.set()
+                time.sleep(0.5)  # the other lock waits meanwhile
+                Conversation.objects.filter(pk=conversation.pk).update(property=second)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=mover)
+    thread.start()
+    assert locked.wait(5)
+    with transaction.atomic():
+        waited = _lock(conversation.pk)
+        seen["property"] = waited.property
+    thread.join()
+    assert waited.property_id == second.pk
+    assert seen["property"] == second
