@@ -228,15 +228,21 @@ term_words AS MATERIALIZED (
         LIMIT %(words_per_term)s
     ) w
 ),
-scope_words AS MATERIALIZED (
-    -- A small scope's chunks that hold any of the words, read through chunk_scope
-    -- and matched once each against all the words (empty for a large scope).
+scope_chunks AS MATERIALIZED (
+    -- A small scope's chunks, read through chunk_scope (empty for a large scope).
+    -- Materialized so that the word index, which answers for every
+    -- organization, is not used to find them.
     SELECT c.id, c.search_words
     FROM retrieval_chunk c
     WHERE (SELECT n FROM scope_size) <= %(keyword_scan_max)s
       AND c.organization_id = %(organization_id)s::bigint
       AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
-      AND c.search_words @@ (SELECT to_tsquery('simple', string_agg(quote_literal(word), ' | ')) FROM term_words)
+),
+scope_words AS MATERIALIZED (
+    -- Those that hold any of the words: each chunk matched once against all of them.
+    SELECT c.id, c.search_words
+    FROM scope_chunks c
+    WHERE c.search_words @@ (SELECT to_tsquery('simple', string_agg(quote_literal(word), ' | ')) FROM term_words)
 ),
 keyword_matches AS MATERIALIZED (
     -- The chunks in scope that hold one of those words. Only one branch runs:

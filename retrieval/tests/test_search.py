@@ -238,10 +238,12 @@ def test_a_search_is_one_statement_with_its_index_settings(scoped, django_assert
     assert captured.captured_queries[0]["sql"].lstrip().startswith("SET LOCAL hnsw.ef_search")
 
 
-def test_chunk_vectors_are_stored_in_their_rows(db):
-    """Not pgvector's default EXTERNAL, which moved them to TOAST and made an exact scan read each one there."""
+def test_chunk_vectors_and_words_are_stored_in_their_rows(db):
+    """Not in the TOAST table (pgvector's EXTERNAL, a tsvector's EXTENDED), where
+    an exact scan and the keyword leg read each value through another index."""
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT attstorage FROM pg_attribute WHERE attrelid = 'retrieval_chunk'::regclass AND attname = 'embedding'"
+            "SELECT attname, attstorage FROM pg_attribute "
+            "WHERE attrelid = 'retrieval_chunk'::regclass AND attname IN ('embedding', 'search_words')"
         )
-        assert cursor.fetchone()[0] == "m"
+        assert dict(cursor.fetchall()) == {"embedding": "m", "search_words": "m"}
