@@ -25,6 +25,7 @@ from typing import Any, cast
 
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, transaction
+from django.db.models.signals import post_save
 from django.utils import timezone
 
 from config.expiring import Expiring
@@ -105,7 +106,7 @@ def number_strip(value: str) -> str:
 
 # Which organization a Messaging Service or number belongs to, per process
 # (PROCESS_CACHE_SECONDS; forgotten at once when this process edits one).
-routes: Expiring[Organization] = Expiring("routes")
+routes: Expiring[Organization] = Expiring()
 
 
 def organization_for_inbound(*, messaging_service_sid: str, to: str) -> Organization | None:
@@ -200,7 +201,9 @@ def message_record_inbound(*, params: Mapping[str, str | list[str]], undecodable
             queued_at=received_at if conversation is not None and not consumed else None,
         )
         stored = _insert_once(message, at=received_at)
-        if stored:
+        if not stored:  # a repeated delivery changes nothing: not the conversation's last inbound time either
+            transaction.set_rollback(True)
+        else:
             media = _media_record(message, media_urls, params)
             if conversation is not None:
                 if profile_changed and conversation.tenant_id is not None:
@@ -253,8 +256,10 @@ def _conversation_upsert(
         f"WITH earlier AS (SELECT {', '.join(q(k) for k in profile)} FROM {table} "  # noqa: S608
         "WHERE organization_id = %s AND phone = %s) "
         f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))}) "
-        "ON CONFLICT (organization_id, phone) DO UPDATE SET last_inbound_at = EXCLUDED.last_inbound_at, "
-        f"{profile_set} RETURNING id, {columns}, {profile_before}"
+        "ON CONFLICT (organization_id, phone) DO UPDATE SET "
+        f"last_inbound_at = GREATEST({table}.last_inbound_at, EXCLUDED.last_inbound_at), "
+        # xmax = 0: this statement inserted the row (a conflict updated it).
+        f"{profile_set} RETURNING id, {columns}, (xmax = 0), {profile_before}"
     )
     with connection.cursor() as cursor:
         cursor.execute(sql, [organization.pk, draft.phone, *values])
@@ -262,7 +267,16 @@ def _conversation_upsert(
     names = ["id", *(f.attname for f in fields)]
     conversation = Conversation.from_db(connection.alias, names, row[: len(names)])
     conversation.organization = organization  # already loaded: spares the receivers a query
-    before = dict(zip(profile, row[len(names) :], strict=True))
+    if row[len(names)]:  # created: what get_or_create's save() told its receivers (the audit log's entry)
+        post_save.send(
+            sender=Conversation,
+            instance=conversation,
+            created=True,
+            update_fields=None,
+            raw=False,
+            using=connection.alias,
+        )
+    before = dict(zip(profile, row[len(names) + 1 :], strict=True))
     changed = {k: v for k, v in profile.items() if v and before[k] is not None and before[k] != v}
     return conversation, changed
 

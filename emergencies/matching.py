@@ -96,7 +96,7 @@ class _Compiled:
 
 _cache: dict[tuple[int | None, str], _Compiled] = {}
 # The latest rules_version per organization, trusted for PROCESS_CACHE_SECONDS.
-versions: Expiring[tuple] = Expiring("emergency rule versions")
+versions: Expiring[tuple] = Expiring()
 
 
 def _rules(organization_id: int | None, country: str):

@@ -76,3 +76,18 @@ def test_a_rule_saved_in_this_process_applies_to_the_next_message(post_inbound, 
     EmergencyRule.objects.create(organization=number.organization, phrase="gerbil", category="gas", language="en")
     reply = post_inbound(phone="+447700900123", to="+14155550001", body="the gerbil again").content.decode()
     assert "<Message>" in reply
+
+
+def test_a_repeated_delivery_changes_nothing_and_a_new_conversation_is_in_the_audit_log(post_inbound, number, queued):
+    from auditlog.models import LogEntry
+
+    from conversations.models import Conversation
+
+    response = post_inbound(phone="+447700900123", to="+14155550001", body="hi", extra={"ProfileName": "Ana"})
+    conversation = Conversation.objects.get()
+    assert LogEntry.objects.get_for_object(conversation).filter(action=LogEntry.Action.CREATE).count() == 1
+    params = {**response.params, "ProfileName": "Someone Else"}
+    assert post_inbound(params).status_code == 200  # Twilio delivers the same message again, later
+    again = Conversation.objects.get()
+    assert (again.last_inbound_at, again.profile_name) == (conversation.last_inbound_at, conversation.profile_name)
+    assert Message.objects.count() == 1

@@ -149,9 +149,15 @@ def test_seeding_is_idempotent_and_keeps_a_landlords_changes():
     assert not EmergencyRule.objects.get(pk=rule.pk).enabled
 
 
-def test_a_bulk_disable_takes_effect_at_once():
+def test_a_bulk_disable_takes_effect_within_the_process_cache_bound(settings, monkeypatch):
+    """A bulk update sends no signal (as an edit in another process): it applies
+    once the rules' version is read again, after PROCESS_CACHE_SECONDS."""
+    settings.PROCESS_CACHE_SECONDS = 5
+    clock = [1000.0]
+    monkeypatch.setattr("config.expiring._clock", lambda: clock[0])
     assert category_of("czujnik czadu piszczy") == "carbon_monoxide"
     EmergencyRule.objects.filter(phrase="czujnik czadu").update(enabled=False)  # no save(), no updated_at
+    clock[0] += 5.1
     assert category_of("czujnik czadu piszczy") is None
 
 
