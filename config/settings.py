@@ -189,8 +189,10 @@ if TESTING and not env("CELERY_KEY_PREFIX"):
     # processes the tests start inherit the prefix through the environment.
     os.environ["CELERY_KEY_PREFIX"] = f"test-{os.getpid()}:"
 CELERY_BROKER_URL = REDIS_URL
-# kombu's Redis transport, reusing one client per channel to publish (config/redis_broker.py).
-CELERY_BROKER_TRANSPORT = "config.redis_broker:Transport"
+# kombu's Redis transport, reusing one client per channel to publish (config/redis_broker.py);
+# other schemes (rediss:// for TLS, sentinel://) keep kombu's own, which their URLs select.
+if REDIS_URL.startswith("redis://"):
+    CELERY_BROKER_TRANSPORT = "config.redis_broker:Transport"
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_ACKS_LATE = True
@@ -450,7 +452,7 @@ SEARCH_KEYWORD_CANDIDATES = env_int("SEARCH_KEYWORD_CANDIDATES", 20)
 # HNSW candidate list (pgvector hnsw.ef_search); must be >= SEARCH_VECTOR_CANDIDATES.
 SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 64)
 # A tenant's scope of at most this many chunks is scanned exactly instead of through HNSW
-# (exact results; about 2 us a chunk once vectors are stored in the row, docs/benchmarks.md).
+# (exact results; about 2-3 us a chunk once vectors are stored in the row, docs/benchmarks.md).
 SEARCH_EXACT_SCAN_MAX_CHUNKS = env_int("SEARCH_EXACT_SCAN_MAX_CHUNKS", 5000)
 # The keyword leg matches the words on a scope of at most this many chunks itself;
 # a larger one asks the word index (chunk_search_words).

@@ -41,11 +41,12 @@ from __future__ import annotations
 
 import re
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from django.conf import settings
-from django.db import connection
+from django.db import connection, transaction
 
 from retrieval.embeddings import embedding_backend
 
@@ -118,9 +119,9 @@ class SearchParams:
     trgm_threshold: float
     words_per_term: int
     exact_scan_max_chunks: int
-    keyword_scan_max_chunks: int = 1000
-    iterative_scan: str = "relaxed_order"  # pgvector's hnsw.iterative_scan: relaxed_order or strict_order
-    max_scan_tuples: int = 20000  # pgvector's hnsw.max_scan_tuples: where an iterative scan stops
+    keyword_scan_max_chunks: int
+    iterative_scan: str  # pgvector's hnsw.iterative_scan: relaxed_order or strict_order
+    max_scan_tuples: int  # pgvector's hnsw.max_scan_tuples: where an iterative scan stops
 
     def __post_init__(self) -> None:
         if self.iterative_scan not in ITERATIVE_SCANS:  # it goes into SET, which takes no bind parameters
@@ -331,8 +332,10 @@ def _vector_literal(vector: list[float]) -> str:
 def _search_rows(sql: str, sql_params: dict, params: SearchParams) -> list[tuple]:
     """Run ``sql`` with the index settings of ``params`` in one round trip:
     the ``SET LOCAL``s and the query go as one string, which PostgreSQL runs
-    as one transaction (or inside the caller's), so the settings last for
-    this query only and no BEGIN or COMMIT is sent."""
+    as one transaction, so the settings last for this query only and no BEGIN
+    or COMMIT is sent. Inside a caller's transaction it runs in a savepoint, so
+    a failed search does not abort that transaction (the settings then last
+    until it ends)."""
     # Values are validated numbers; SET cannot take bind parameters.
     settings_sql = (
         f"SET LOCAL hnsw.ef_search = {int(params.ef_search)}; "
@@ -340,7 +343,7 @@ def _search_rows(sql: str, sql_params: dict, params: SearchParams) -> list[tuple
         f"SET LOCAL hnsw.max_scan_tuples = {int(params.max_scan_tuples)}; "
         f"SET LOCAL pg_trgm.similarity_threshold = {float(params.trgm_threshold)}; "
     )
-    with connection.cursor() as cursor:
+    with transaction.atomic() if connection.in_atomic_block else nullcontext(), connection.cursor() as cursor:
         cursor.execute(settings_sql + sql, sql_params)
         while cursor.description is None and cursor.nextset():  # past the SETs' empty results
             pass

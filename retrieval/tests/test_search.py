@@ -1,5 +1,6 @@
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from properties.tests.factories import OrganizationFactory, PropertyFactory
 from retrieval.search import SearchParams, knowledge_search, query_terms, search_explain
@@ -231,11 +232,24 @@ def test_query_terms_drop_stop_words_and_split_codes():
     assert query_terms("F22 F22 f22") == ["f22", "22"]
 
 
-def test_a_search_is_one_statement_with_its_index_settings(scoped, django_assert_num_queries):
-    """The SET LOCALs travel with the query: no transaction or savepoint of its own."""
-    with django_assert_num_queries(1) as captured:
+def test_a_search_is_one_statement_with_its_index_settings(scoped):
+    """The SET LOCALs travel with the query. (Inside a caller's transaction, as
+    a test runs, the search takes a savepoint so a failure cannot abort it.)"""
+    with CaptureQueriesContext(connection) as captured:
         knowledge_search(organization_id=scoped["alice"].pk, property_id=scoped["flat"].pk, query="boiler pressure")
-    assert captured.captured_queries[0]["sql"].lstrip().startswith("SET LOCAL hnsw.ef_search")
+    statements = [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert len(statements) == 1 and statements[0].lstrip().startswith("SET LOCAL hnsw.ef_search")
+
+
+def test_a_failed_search_leaves_the_callers_transaction_usable(scoped, monkeypatch):
+    import retrieval.search as search
+
+    monkeypatch.setattr(search, "SEARCH_SQL", "SELECT no_such_column FROM retrieval_chunk")
+    with pytest.raises(Exception, match="no_such_column"):
+        knowledge_search(organization_id=scoped["alice"].pk, property_id=None, query="boiler", mode="keyword")
+    with connection.cursor() as cursor:  # the test's transaction is not aborted
+        cursor.execute("SELECT 1")
+        assert cursor.fetchone() == (1,)
 
 
 def test_chunk_vectors_and_words_are_stored_in_their_rows(db):
