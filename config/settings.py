@@ -483,6 +483,13 @@ CELERY_BEAT_SCHEDULE["privacy-retention"] = {
     "task": tasks.PRIVACY_RETENTION_APPLY,
     "schedule": float(PRIVACY_RETENTION_INTERVAL_SECONDS),
 }
+# Deadline clocks (issues/deadlines.py): beat warns the manager once before a
+# clock runs out (each policy's warn_before_hours) and once when it is missed.
+DEADLINE_CHECK_INTERVAL_SECONDS = env_int("DEADLINE_CHECK_INTERVAL_SECONDS", 300)
+CELERY_BEAT_SCHEDULE["deadline-clocks"] = {
+    "task": tasks.DEADLINE_CLOCKS_CHECK,
+    "schedule": float(DEADLINE_CHECK_INTERVAL_SECONDS),
+}
 # django-auditlog: model changes only of the fields each registration names
 # (privacy/audit.py), never the tenant's words; no client IP kept.
 AUDITLOG_DISABLE_REMOTE_ADDR = True

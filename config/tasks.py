@@ -35,6 +35,8 @@ RETRIEVAL_REQUEUE_PENDING = "retrieval.requeue_pending"
 # Evaluations (evals/tasks.py)
 EVALS_RETRIEVAL = "evals.retrieval"
 EVALS_JUDGE = "evals.judge"
+# Deadlines (issues/tasks.py)
+DEADLINE_CLOCKS_CHECK = "issues.deadline_clocks_check"
 # Data protection (privacy/tasks.py)
 PRIVACY_RETENTION_APPLY = "privacy.retention_apply"
 

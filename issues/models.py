@@ -149,3 +149,127 @@ class IssuePhoto(models.Model):
 
     def __str__(self) -> str:
         return f"photo {self.media_id} of issue {self.issue_id}"
+
+
+class Hazard(models.TextChoices):
+    """Which of a policy's clocks an issue runs: see ``issues.deadlines.hazard_of``."""
+
+    EMERGENCY = "emergency", "Emergency hazard"
+    SIGNIFICANT = "significant", "Significant hazard (damp and mould)"
+    URGENT = "urgent", "Urgent repair"
+    ROUTINE = "routine", "Routine repair"
+
+
+class ClockKind(models.TextChoices):
+    MADE_SAFE = "made_safe", "Made safe"
+    INVESTIGATED = "investigated", "Investigated"
+    SUMMARY_SENT = "summary_sent", "Written summary sent"
+    WORKS_STARTED = "works_started", "Works started"
+    RESOLVED = "resolved", "Resolved"
+
+
+class DeadlinePolicy(models.Model):
+    """An organization's deadlines per hazard. One is active at a time; new
+    organizations get an editable agency policy (active) and the statutory
+    "England social housing (Awaab's Law)" one (``issues.deadlines``)."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="deadline_policies")
+    name = models.CharField(max_length=200)
+    active = models.BooleanField(default=False, help_text="The policy new issues' clocks follow (one at a time).")
+    warn_before_hours = models.PositiveIntegerField(
+        default=4, help_text="How long before a clock runs out the manager is warned."
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "deadline policies"
+        ordering = ["organization", "-active", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["organization", "name"], name="deadlinepolicy_name_unique"),
+            models.UniqueConstraint(
+                fields=["organization"], condition=Q(active=True), name="deadlinepolicy_one_active"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class DeadlineRule(models.Model):
+    """One clock of a policy: for issues of ``hazard``, ``clock`` is due
+    ``amount`` ``unit``s after ``starts`` (the report, or the investigation)."""
+
+    class Starts(models.TextChoices):
+        REPORTED = "reported", "the report"
+        INVESTIGATED = "investigated", "the investigation"
+
+    class Unit(models.TextChoices):
+        HOURS = "hours", "hours"
+        CALENDAR_DAYS = "calendar_days", "calendar days"
+        WORKING_DAYS = "working_days", "working days"
+
+    policy = models.ForeignKey(DeadlinePolicy, on_delete=models.CASCADE, related_name="rules")
+    hazard = models.CharField(max_length=16, choices=Hazard.choices)
+    clock = models.CharField(max_length=16, choices=ClockKind.choices)
+    starts = models.CharField(max_length=16, choices=Starts.choices, default=Starts.REPORTED)
+    amount = models.PositiveIntegerField()
+    unit = models.CharField(max_length=16, choices=Unit.choices)
+
+    class Meta:
+        ordering = ["policy", "hazard", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["policy", "hazard", "clock"], name="deadlinerule_unique"),
+            models.CheckConstraint(condition=Q(hazard__in=[h.value for h in Hazard]), name="deadlinerule_hazard_valid"),
+            models.CheckConstraint(
+                condition=Q(clock__in=[c.value for c in ClockKind]), name="deadlinerule_clock_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(unit__in=["hours", "calendar_days", "working_days"]), name="deadlinerule_unit_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(starts__in=["reported", "investigated"]) & ~Q(starts="investigated", clock="investigated"),
+                name="deadlinerule_starts_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return (
+            f"{self.get_clock_display()} within {self.amount} {self.get_unit_display()} of {self.get_starts_display()}"
+        )
+
+
+class IssueClock(models.Model):
+    """One deadline an issue runs against: when it started, when it is due,
+    when it was met, and when the manager was warned (once) and told it was
+    missed (once). ``rule`` keeps the words of the rule it came from."""
+
+    issue = models.ForeignKey(Issue, on_delete=models.CASCADE, related_name="clocks")
+    kind = models.CharField(max_length=16, choices=ClockKind.choices)
+    rule = models.CharField(max_length=200)
+    started_at = models.DateTimeField()
+    due_at = models.DateTimeField()
+    warn_at = models.DateTimeField()
+    met_at = models.DateTimeField(null=True, blank=True)
+    met_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    warned_at = models.DateTimeField(null=True, blank=True)
+    missed_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["due_at", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["issue", "kind"], name="issueclock_unique"),
+            models.CheckConstraint(condition=Q(kind__in=[c.value for c in ClockKind]), name="issueclock_kind_valid"),
+        ]
+        indexes = [
+            # The beat's two scans: clocks not met, by when to warn and when due.
+            models.Index(
+                fields=["warn_at"], condition=Q(met_at__isnull=True, warned_at__isnull=True), name="issueclock_to_warn"
+            ),
+            models.Index(
+                fields=["due_at"], condition=Q(met_at__isnull=True, missed_at__isnull=True), name="issueclock_to_miss"
+            ),
+            models.Index(fields=["issue", "due_at"], condition=Q(met_at__isnull=True), name="issueclock_running"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} of issue {self.issue_id}"

@@ -12,15 +12,15 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.postgres.search import TrigramSimilarity
-from django.core.mail import send_mail
 from django.db import transaction
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Greatest
 from django.utils import timezone
 
 from conversations.models import Conversation, Media
-from conversations.outbound import outbound_text_queue
 from conversations.twilio_client import phone_mask
+from issues.deadlines import issue_clocks_sync
+from issues.landlord import landlord_tell
 from issues.models import Issue, IssuePhoto, IssueUpdate
 from properties.linking import PhoneLink, tenancy_link_phone
 from properties.selectors import tenancies_current
@@ -99,6 +99,7 @@ def issue_create(
         tenant_unverified=not _tenancy_on_record(conversation),
     )
     _photos_attach(issue=issue, conversation=conversation)
+    issue_clocks_sync(issue=issue)
     landlord_notify_issue(issue=issue)
     return issue, True
 
@@ -136,8 +137,7 @@ def _photos_attach(*, issue: Issue, conversation: Conversation) -> None:
 
 
 def landlord_notify_issue(*, issue: Issue) -> None:
-    """Email the organization and message its contact number, after commit."""
-    organization = issue.organization
+    """Tell the organization about a new issue."""
     subject = f"[{issue.get_urgency_display()}] {issue.reference}: {issue.title}"
     body = (
         f"{issue.title}\nProperty: {issue.property}\nWhere: {issue.location}\nUrgency: {issue.urgency}\n\n"
@@ -148,19 +148,10 @@ def landlord_notify_issue(*, issue: Issue) -> None:
     if issue.tenant_unverified:
         phone = issue.conversation.phone if issue.conversation is not None else "unknown"
         body += f"\n\nUnverified: reported from {phone}, a number with no tenancy at this property. Check who it is."
-    if organization.notification_email:
-        transaction.on_commit(
-            lambda: send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [organization.notification_email])
-        )
-    if organization.contact_whatsapp:
-        outbound_text_queue(
-            organization=organization,
-            to=organization.contact_whatsapp,
-            body=f"New repair {subject}"
-            + (f"\nSeen in the photos: {issue.photo_findings[:300]}" if issue.photo_findings else ""),
-            author="system",
-            purpose="landlord_alert",
-        )
+    whatsapp = f"New repair {subject}" + (
+        f"\nSeen in the photos: {issue.photo_findings[:300]}" if issue.photo_findings else ""
+    )
+    landlord_tell(organization=issue.organization, subject=subject, body=body, whatsapp=whatsapp)
 
 
 class IssueLinkError(Exception):

@@ -20,6 +20,7 @@ from django.utils import timezone
 from conversations.models import Conversation, Message
 from conversations.opt_out import OPTED_OUT_CODE
 from conversations.outbound import outbound_text_queue
+from issues.deadlines import clocks_on_status
 from issues.models import Issue, IssueUpdate
 
 logger = logging.getLogger(__name__)
@@ -101,6 +102,7 @@ def issue_status_change(
             locked.resolved_at = None
             locked.scheduled_for = None
         locked.save(update_fields=["status", "acknowledged_at", "scheduled_for", "resolved_at", "updated_at"])
+        clocks_on_status(issue=locked, status=status, at=now)
 
         author = IssueUpdate.Author.LANDLORD if actor is not None else IssueUpdate.Author.SYSTEM
         notified = _tenant_notify(issue=locked, status=status, note=note, author=author)

@@ -26,6 +26,14 @@ class Organization(models.Model):
     slug = models.SlugField(max_length=64, unique=True)
     country = models.CharField(max_length=2, choices=Country.choices, default=Country.GB)
     timezone = models.CharField(max_length=64, default="Europe/London")
+    holiday_region = models.CharField(
+        max_length=8,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="Region whose public holidays are not working days for deadlines: ENG, WLS, SCT or NIR in "
+        "Great Britain (blank: England's), a state code such as NY in the United States (blank: federal ones).",
+    )
     messaging_service_sid = models.CharField(max_length=64, unique=True, null=True, blank=True)
     # None: follow the USE_LLM_ORCHESTRATION setting; True/False: override it.
     llm_orchestration_enabled = models.BooleanField(null=True, blank=True)

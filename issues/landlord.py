@@ -1,0 +1,27 @@
+"""Telling the landlord: the organization's email and WhatsApp contact."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core.mail import send_mail
+from django.db import transaction
+
+from conversations.outbound import outbound_text_queue
+from properties.models import Organization
+
+
+def landlord_tell(*, organization: Organization, subject: str, body: str, whatsapp: str = "") -> None:
+    """Email the organization and message its contact number (``whatsapp``,
+    else the subject), after commit."""
+    if organization.notification_email:
+        transaction.on_commit(
+            lambda: send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [organization.notification_email])
+        )
+    if organization.contact_whatsapp:
+        outbound_text_queue(
+            organization=organization,
+            to=organization.contact_whatsapp,
+            body=whatsapp or subject,
+            author="system",
+            purpose="landlord_alert",
+        )
