@@ -2,7 +2,7 @@ from django.urls import path, re_path
 
 from api.views.conversations import ConversationDetailApi, ConversationListApi, MessageListApi
 from api.views.documents import DocumentDetailApi, DocumentListApi
-from api.views.issues import IssueDetailApi, IssueLinkNumberApi, IssueListApi
+from api.views.issues import IssueClockMetApi, IssueDetailApi, IssueLinkNumberApi, IssueListApi
 from api.views.not_found import UnknownEndpointApi
 from api.views.privacy import (
     AuditEventListApi,
@@ -26,6 +26,7 @@ urlpatterns = [
     path("issues/", IssueListApi.as_view(), name="issue-list"),
     path("issues/<int:pk>/", IssueDetailApi.as_view(), name="issue-detail"),
     path("issues/<int:pk>/link-number/", IssueLinkNumberApi.as_view(), name="issue-link-number"),
+    path("issues/<int:pk>/clocks/<str:kind>/met/", IssueClockMetApi.as_view(), name="issue-clock-met"),
     path("properties/", PropertyListApi.as_view(), name="property-list"),
     path("properties/<int:pk>/", PropertyDetailApi.as_view(), name="property-detail"),
     path("tenants/", TenantListApi.as_view(), name="tenant-list"),

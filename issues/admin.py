@@ -4,20 +4,26 @@ history, photos, status actions. Scoped to the user's organizations by
 
 from __future__ import annotations
 
+import datetime
+
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
+from django.db import transaction
 from django.db.models import Case, IntegerField, Value, When
-from django.http import HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from issues.admin_forms import IssueStatusForm, ScheduleForm
-from issues.models import Issue, IssuePhoto, IssueUpdate
+from issues.admin_forms import ClockMetForm, IssueStatusForm, ScheduleForm
+from issues.deadlines import ClockError, clock_meet, clock_summary, duration_text, issue_clocks_sync
+from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Issue, IssuePhoto, IssueUpdate
 from issues.selectors import issue_list
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import TRANSITIONS, IssueStatusError, issue_status_change
+from issues.working_time import zone_get
 from properties.admin_display import ADMIN_CSS, age, badge, thumbnails
 from properties.admin_scoping import ScopedModelAdmin, ScopedTabularInline
 
@@ -94,12 +100,35 @@ class OpenFilter(admin.SimpleListFilter):
         return queryset
 
 
+DUE_SOON_HOURS = 24  # the list's amber badge and the "due within a day" filter
+
+
+class DeadlineFilter(admin.SimpleListFilter):
+    title = "deadline"
+    parameter_name = "deadline"
+
+    def lookups(self, request, model_admin):
+        return [("overdue", "Overdue"), ("soon", f"Due within {DUE_SOON_HOURS} h"), ("running", "Any clock running")]
+
+    def queryset(self, request, queryset):
+        if self.value() is None:
+            return queryset
+        running = queryset.exclude(status=Status.CLOSED).filter(next_due__isnull=False)
+        now = timezone.now()
+        if self.value() == "overdue":
+            return running.filter(next_due__lte=now)
+        if self.value() == "soon":
+            return running.filter(next_due__gt=now, next_due__lte=now + datetime.timedelta(hours=DUE_SOON_HOURS))
+        return running
+
+
 @admin.register(Issue)
 class IssueAdmin(ScopedModelAdmin):
     list_display = [
         "reference",
         "urgency_badge",
         "status_badge",
+        "deadline_badge",
         "title",
         "property_code",
         "tenant_who",
@@ -110,7 +139,16 @@ class IssueAdmin(ScopedModelAdmin):
     ]
     list_display_links = ["reference", "title"]
     list_select_related = ["property", "tenant", "organization", "conversation"]
-    list_filter = [OpenFilter, "status", "urgency", "category", "tenant_unverified", "property", "organization"]
+    list_filter = [
+        OpenFilter,
+        DeadlineFilter,
+        "status",
+        "urgency",
+        "category",
+        "tenant_unverified",
+        "property",
+        "organization",
+    ]
     search_fields = [
         "reference",
         "title",
@@ -142,6 +180,7 @@ class IssueAdmin(ScopedModelAdmin):
         "emergency_alerts",
         "tenant_unverified",
         "photo_findings",
+        "deadline_clocks",
     ]
     fieldsets = [
         (None, {"fields": ["organization", "reference", "title", "description", "location"]}),
@@ -160,6 +199,14 @@ class IssueAdmin(ScopedModelAdmin):
             },
         ),
         ("Emergency", {"fields": ["emergency_alerts"]}),
+        (
+            "Deadlines",
+            {
+                "fields": ["deadline_clocks"],
+                "description": "The clocks of your active deadline policy. Record each step when it is done; "
+                "resolving the issue records the work clocks (not the written summary).",
+            },
+        ),
         (
             "Progress",
             {
@@ -202,6 +249,49 @@ class IssueAdmin(ScopedModelAdmin):
         if obj.status == Status.SCHEDULED and obj.scheduled_for:
             text = f"{text} {obj.scheduled_for:%d %b}"
         return badge(text, f"status-{obj.status}")
+
+    @admin.display(description="Deadline", ordering="next_due")
+    def deadline_badge(self, obj):
+        """The first unmet clock: 'overdue 2 h' (red), 'due in 3 h' within a
+        day (amber), else its date."""
+        if obj.next_due is None or obj.status == Status.CLOSED:
+            return "—"
+        now = timezone.now()
+        if obj.next_due <= now:
+            return badge(f"overdue {duration_text(now - obj.next_due)}", "urgency-emergency", "attention")
+        if obj.next_due - now <= datetime.timedelta(hours=DUE_SOON_HOURS):
+            return badge(f"due in {duration_text(obj.next_due - now)}", "urgency-urgent")
+        return f"due {obj.next_due.astimezone(zone_get(obj.organization.timezone)):%d %b}"
+
+    @admin.display(description="Clocks")
+    def deadline_clocks(self, obj):
+        clocks = list(obj.clocks.all())
+        if not clocks:
+            return "No deadline applies under your active policy."
+        zone = zone_get(obj.organization.timezone)
+        now = timezone.now()
+        rows = []
+        for clock in clocks:
+            action = "—"
+            if clock.met_at is None:  # the page checks the user may change the issue
+                url = reverse("admin:issues_issue_clock", args=[obj.pk, clock.kind])
+                action = format_html('<a class="button" href="{}">Record…</a>', url)
+            rows.append(
+                (
+                    clock.get_kind_display(),
+                    f"{clock.due_at.astimezone(zone):%a %d %b %Y %H:%M}",
+                    clock_summary(clock, now=now, issue_status=obj.status),
+                    f"{clock.met_at.astimezone(zone):%d %b %H:%M}" if clock.met_at else "",
+                    clock.rule,
+                    action,
+                )
+            )
+        body = format_html_join("", "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", rows)
+        return format_html(
+            '<table class="deadline-clocks"><thead><tr><th>Clock</th><th>Due</th><th>State</th><th>Done</th>'
+            "<th>Rule</th><th></th></tr></thead><tbody>{}</tbody></table>",
+            body,
+        )
 
     @admin.display(description="Property", ordering="property__code")
     def property_code(self, obj):
@@ -379,6 +469,11 @@ class IssueAdmin(ScopedModelAdmin):
                 name="issues_issue_status",
             ),
             path(
+                "<path:object_id>/clock/<str:kind>/",
+                self.admin_site.admin_view(self.clock_view),
+                name="issues_issue_clock",
+            ),
+            path(
                 "<path:object_id>/link-number/",
                 self.admin_site.admin_view(self.link_number_view),
                 name="issues_issue_link_number",
@@ -417,6 +512,40 @@ class IssueAdmin(ScopedModelAdmin):
         }
         return TemplateResponse(request, "admin/issues/issue/status.html", context)
 
+    def clock_view(self, request, object_id, kind):
+        issue = self.get_object(request, object_id)
+        if issue is None:
+            raise Http404
+        if not self.has_change_permission(request, issue) or kind not in ClockKind.values:
+            raise PermissionDenied
+        form = ClockMetForm(request.POST if request.method == "POST" else None)
+        if request.method == "POST" and form.is_valid():
+            at = form.cleaned_data["at"]
+            if at is not None:
+                at = at.replace(tzinfo=zone_get(issue.organization.timezone))
+            try:
+                clock_meet(issue=issue, kind=kind, actor=request.user, at=at, note=form.cleaned_data["note"])
+            except ClockError as error:
+                form.add_error(None, str(error))
+            else:
+                self.message_user(request, f"{ClockKind(kind).label} recorded on {issue.reference}.")
+                return HttpResponseRedirect(reverse("admin:issues_issue_change", args=[issue.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"{ClockKind(kind).label}: {issue.reference}",
+            "opts": self.opts,
+            "original": issue,
+            "form": form,
+            "clock_label": ClockKind(kind).label,
+            "media": self.media,
+        }
+        return TemplateResponse(request, "admin/issues/issue/clock.html", context)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if not change or {"urgency", "category"} & set(form.changed_data):
+            issue_clocks_sync(issue=obj)
+
     def get_fieldsets(self, request, obj=None):
         fieldsets = super().get_fieldsets(request, obj)
         if obj is None:
@@ -439,3 +568,36 @@ class IssueAdmin(ScopedModelAdmin):
             "can_link_number": issue.tenant_unverified and self.has_change_permission(request, issue),
         }
         return super().change_view(request, object_id, form_url, extra_context)
+
+
+# --- Deadline policies ----------------------------------------------------------
+
+
+class DeadlineRuleInline(ScopedTabularInline):
+    model = DeadlineRule
+    extra = 0
+    fields = ["hazard", "clock", "amount", "unit", "starts"]
+
+
+@admin.register(DeadlinePolicy)
+class DeadlinePolicyAdmin(ScopedModelAdmin):
+    """The organization's deadlines. Editing a policy changes the clocks of
+    issues reported afterwards; running clocks keep the due time they got."""
+
+    list_display = ["name", "active", "warn_before_hours", "organization"]
+    list_filter = ["active", "organization"]
+    inlines = [DeadlineRuleInline]
+    actions = ["make_active"]
+    member_permissions = frozenset({"view", "add", "change"})
+
+    @admin.action(description="Make the active policy")
+    def make_active(self, request, queryset):
+        chosen = list(queryset)
+        if len({p.organization_id for p in chosen}) != len(chosen):
+            self.message_user(request, "Choose one policy per organization.", messages.ERROR)
+            return
+        for policy in chosen:
+            with transaction.atomic():
+                DeadlinePolicy.objects.filter(organization_id=policy.organization_id).update(active=False)
+                DeadlinePolicy.objects.filter(pk=policy.pk).update(active=True)
+        self.message_user(request, f"Active: {', '.join(p.name for p in chosen)}. New issues follow it.")

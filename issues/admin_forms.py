@@ -49,3 +49,20 @@ class IssueStatusForm(forms.Form):
         if cleaned.get("status") != Issue.Status.SCHEDULED:
             cleaned["scheduled_for"] = None
         return cleaned
+
+
+class ClockMetForm(forms.Form):
+    """Recording that a deadline's work was done."""
+
+    at = forms.DateTimeField(
+        label="Done at (blank: now)",
+        required=False,
+        widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+        help_text="In your organization's time zone.",
+    )
+    note = forms.CharField(
+        label="Note for the issue's history (optional)",
+        required=False,
+        max_length=NOTE_MAX_CHARS,
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+    )

@@ -187,7 +187,10 @@ class DeadlinePolicy(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["organization", "name"], name="deadlinepolicy_name_unique"),
             models.UniqueConstraint(
-                fields=["organization"], condition=Q(active=True), name="deadlinepolicy_one_active"
+                fields=["organization"],
+                condition=Q(active=True),
+                name="deadlinepolicy_one_active",
+                violation_error_message="Another policy is active. Use the action 'Make the active policy' to switch.",
             ),
         ]
 
@@ -229,6 +232,7 @@ class DeadlineRule(models.Model):
             models.CheckConstraint(
                 condition=Q(starts__in=["reported", "investigated"]) & ~Q(starts="investigated", clock="investigated"),
                 name="deadlinerule_starts_valid",
+                violation_error_message="The investigation cannot start its own clock.",
             ),
         ]
 

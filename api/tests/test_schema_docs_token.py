@@ -17,6 +17,7 @@ PATHS = [
     "/api/v1/issues/",
     "/api/v1/issues/{id}/",
     "/api/v1/issues/{id}/link-number/",
+    "/api/v1/issues/{id}/clocks/{kind}/met/",
     "/api/v1/properties/",
     "/api/v1/properties/{id}/",
     "/api/v1/tenants/",

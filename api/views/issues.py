@@ -3,10 +3,12 @@ recorded update and tenant notification as the admin actions)."""
 
 from __future__ import annotations
 
+import datetime
 from typing import cast
 
 import django_filters
 from django.db.models import Q
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
@@ -14,7 +16,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.scoping import OrganizationScopedApi
-from issues.models import Issue, IssueUpdate
+from issues.deadlines import ClockError, clock_meet, clock_state
+from issues.models import ClockKind, Issue, IssueClock, IssueUpdate
 from issues.selectors import issue_list
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
@@ -34,6 +37,11 @@ class IssueFilter(django_filters.FilterSet):
     created_after = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="gte")
     created_before = django_filters.IsoDateTimeFilter(field_name="created_at", lookup_expr="lt")
     q = django_filters.CharFilter(method="filter_q", label="Search reference, title and description")
+    deadline = django_filters.ChoiceFilter(
+        choices=[("overdue", "overdue"), ("soon", "due within 24 hours"), ("running", "any clock running")],
+        method="filter_deadline",
+        label="Issues whose first unmet deadline is overdue, due within 24 hours, or running at all",
+    )
 
     class Meta:
         model = Issue
@@ -44,6 +52,15 @@ class IssueFilter(django_filters.FilterSet):
             return queryset
         condition = Q(status__in=Issue.OPEN_STATUSES)
         return queryset.filter(condition) if value else queryset.exclude(condition)
+
+    def filter_deadline(self, queryset, name, value):
+        running = queryset.exclude(status=Issue.Status.CLOSED).filter(next_due__isnull=False)
+        now = timezone.now()
+        if value == "overdue":
+            return running.filter(next_due__lte=now)
+        if value == "soon":
+            return running.filter(next_due__gt=now, next_due__lte=now + datetime.timedelta(hours=24))
+        return running
 
     def filter_q(self, queryset, name, value):
         return queryset.filter(Q(reference__iexact=value) | Q(title__icontains=value) | Q(description__icontains=value))
@@ -67,10 +84,29 @@ class TenantBrief(serializers.Serializer):
         ref_name = "TenantBrief"
 
 
+class ClockOutput(serializers.ModelSerializer):
+    state = serializers.SerializerMethodField(
+        help_text="running, due soon (inside the policy's warning time), overdue, met, met late, or stopped "
+        "(the issue is closed)."
+    )
+
+    class Meta:
+        model = IssueClock
+        ref_name = "IssueClock"
+        fields = ["kind", "rule", "started_at", "due_at", "met_at", "state", "warned_at", "missed_at"]
+
+    def get_state(self, obj) -> str:
+        return clock_state(obj, now=timezone.now(), issue_status=obj.issue.status)
+
+
 class IssueOutput(serializers.ModelSerializer):
     property = PropertyBrief()
     tenant = TenantBrief(allow_null=True)
     photos = serializers.SerializerMethodField()
+    clocks = ClockOutput(many=True, read_only=True)
+    next_due = serializers.DateTimeField(
+        read_only=True, allow_null=True, help_text="When the first unmet deadline runs out."
+    )
 
     class Meta:
         model = Issue
@@ -93,6 +129,8 @@ class IssueOutput(serializers.ModelSerializer):
             "tenant_unverified",
             "conversation",
             "photos",
+            "clocks",
+            "next_due",
             "created_at",
             "updated_at",
             "acknowledged_at",
@@ -112,7 +150,7 @@ class IssueListApi(OrganizationScopedApi, generics.ListAPIView):
     OutputSerializer = IssueOutput
     serializer_class = OutputSerializer
     filterset_class = IssueFilter
-    ordering_fields = ["created_at", "updated_at", "urgency", "status", "reference", "scheduled_for"]
+    ordering_fields = ["created_at", "updated_at", "urgency", "status", "reference", "scheduled_for", "next_due"]
     ordering = ["-created_at", "-id"]
 
     def get_queryset(self):
@@ -234,3 +272,37 @@ class IssueLinkNumberApi(OrganizationScopedApi, APIView):
             "issue": self.selected_object(issue_list, pk=pk),
         }
         return Response(self.OutputSerializer(body).data)
+
+
+class IssueClockMetApi(OrganizationScopedApi, APIView):
+    """Record that one of the issue's deadlines was met."""
+
+    class InputSerializer(serializers.Serializer):
+        at = serializers.DateTimeField(required=False, help_text="When it was done (default: now).")
+        note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS)
+
+        class Meta:
+            ref_name = "IssueClockMet"
+
+        def validate(self, attrs):
+            unknown = set(self.initial_data) - set(self.fields)
+            if unknown:
+                raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
+            return attrs
+
+    @extend_schema(request=InputSerializer, responses=IssueDetailApi.OutputSerializer)
+    def post(self, request, pk: int, kind: str):
+        """The step ``kind`` (made_safe, investigated, summary_sent,
+        works_started, resolved) was done: the clock stops, the issue's history
+        says who recorded it and whether it was in time, and recording the
+        investigation starts the clocks that run from it."""
+        issue = self.selected_object(issue_list, pk=pk)
+        if kind not in ClockKind.values:
+            raise ValidationError({"kind": [f"Unknown clock {kind!r}; one of {', '.join(ClockKind.values)}."]})
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            clock_meet(issue=issue, kind=kind, actor=request.user, **serializer.validated_data)
+        except ClockError as error:
+            raise ValidationError({"kind": [str(error)]}) from None
+        return Response(IssueDetailApi.OutputSerializer(self.selected_object(issue_list, pk=pk)).data)

@@ -69,7 +69,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='deadlinepolicy',
-            constraint=models.UniqueConstraint(condition=models.Q(('active', True)), fields=('organization',), name='deadlinepolicy_one_active'),
+            constraint=models.UniqueConstraint(condition=models.Q(('active', True)), fields=('organization',), name='deadlinepolicy_one_active', violation_error_message="Another policy is active. Use the action 'Make the active policy' to switch."),
         ),
         migrations.AddConstraint(
             model_name='deadlinerule',
@@ -89,7 +89,7 @@ class Migration(migrations.Migration):
         ),
         migrations.AddConstraint(
             model_name='deadlinerule',
-            constraint=models.CheckConstraint(condition=models.Q(('starts__in', ['reported', 'investigated']), models.Q(('clock', 'investigated'), ('starts', 'investigated'), _negated=True)), name='deadlinerule_starts_valid'),
+            constraint=models.CheckConstraint(condition=models.Q(('starts__in', ['reported', 'investigated']), models.Q(('clock', 'investigated'), ('starts', 'investigated'), _negated=True)), name='deadlinerule_starts_valid', violation_error_message='The investigation cannot start its own clock.'),
         ),
         migrations.AddIndex(
             model_name='issueclock',

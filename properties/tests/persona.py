@@ -19,7 +19,8 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Media, Message
 from emergencies.models import EmergencyAlert, EmergencyRule, SafetyMessage
-from issues.models import Issue, IssuePhoto, IssueUpdate
+from issues.deadlines import issue_clocks_sync
+from issues.models import DeadlinePolicy, Issue, IssuePhoto, IssueUpdate
 from orchestration.models import Turn
 from properties.models import Membership, Organization
 from properties.tests.factories import (
@@ -202,6 +203,7 @@ def world_build(name: str, *, phone_prefix: str) -> World:
         category="structural",
     )
     update = IssueUpdate.objects.create(issue=routine, author="tenant", body="Still loose.")
+    [clock, *_] = issue_clocks_sync(issue=emergency)
     document = Document.objects.create(
         organization=organization,
         property=property,
@@ -248,6 +250,8 @@ def world_build(name: str, *, phone_prefix: str) -> World:
             "emergency": emergency,
             "routine": routine,
             "update": update,
+            "clock": clock,
+            "policy": DeadlinePolicy.objects.get(organization=organization, active=True),
             "photo": IssuePhoto.objects.get(issue=emergency),
             "document": document,
             "chunk": chunk,

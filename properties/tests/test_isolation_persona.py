@@ -40,6 +40,7 @@ ADMIN_OBJECTS = [
     "chunk",
     "rule",
     "safety",
+    "policy",
 ]
 
 
