@@ -490,6 +490,10 @@ CELERY_BEAT_SCHEDULE["deadline-clocks"] = {
     "task": tasks.DEADLINE_CLOCKS_CHECK,
     "schedule": float(DEADLINE_CHECK_INTERVAL_SECONDS),
 }
+# "Is it fixed?" (issues/fix_check.py): a resolved issue whose tenant does not
+# answer in this many days is closed by beat (checked every hour).
+ISSUE_FIX_CLOSE_DAYS = env_int("ISSUE_FIX_CLOSE_DAYS", 7)
+CELERY_BEAT_SCHEDULE["issues-fix-unanswered-close"] = {"task": tasks.ISSUE_FIX_UNANSWERED_CLOSE, "schedule": 3600.0}
 # django-auditlog: model changes only of the fields each registration names
 # (privacy/audit.py), never the tenant's words; no client IP kept.
 AUDITLOG_DISABLE_REMOTE_ADDR = True

@@ -35,8 +35,9 @@ RETRIEVAL_REQUEUE_PENDING = "retrieval.requeue_pending"
 # Evaluations (evals/tasks.py)
 EVALS_RETRIEVAL = "evals.retrieval"
 EVALS_JUDGE = "evals.judge"
-# Deadlines (issues/tasks.py)
+# Deadlines and "Is it fixed?" (issues/tasks.py)
 DEADLINE_CLOCKS_CHECK = "issues.deadline_clocks_check"
+ISSUE_FIX_UNANSWERED_CLOSE = "issues.fix_unanswered_close"
 # Data protection (privacy/tasks.py)
 PRIVACY_RETENTION_APPLY = "privacy.retention_apply"
 

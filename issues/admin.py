@@ -181,6 +181,11 @@ class IssueAdmin(ScopedModelAdmin):
         "tenant_unverified",
         "photo_findings",
         "deadline_clocks",
+        "fix_asked_at",
+        "fix_answer",
+        "fix_answered_at",
+        "rating",
+        "rating_comment",
     ]
     fieldsets = [
         (None, {"fields": ["organization", "reference", "title", "description", "location"]}),
@@ -199,6 +204,14 @@ class IssueAdmin(ScopedModelAdmin):
             },
         ),
         ("Emergency", {"fields": ["emergency_alerts"]}),
+        (
+            "The tenant's verdict",
+            {
+                "fields": ["fix_asked_at", "fix_answer", "fix_answered_at", "rating", "rating_comment"],
+                "description": "Resolving an issue asks the tenant 'Is it fixed?' over WhatsApp: No reopens it, "
+                "Yes asks for a rating.",
+            },
+        ),
         (
             "Deadlines",
             {

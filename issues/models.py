@@ -78,6 +78,20 @@ class Issue(models.Model):
         help_text="Reported from a number with no tenancy at this property; check who the tenant is.",
     )
     scheduled_for = models.DateField(null=True, blank=True)
+    # "Is it fixed?" (issues/fix_check.py): asked when resolved, the tenant's
+    # answer, a 1-5 rating and an optional comment.
+    fix_asked_at = models.DateTimeField(null=True, blank=True)
+    fix_answer = models.CharField(
+        max_length=8,
+        blank=True,
+        default="",
+        db_default="",
+        choices=[("yes", "Fixed"), ("no", "Not fixed"), ("none", "No answer")],
+        help_text="The tenant's answer to 'Is it fixed?'.",
+    )
+    fix_answered_at = models.DateTimeField(null=True, blank=True)
+    rating = models.PositiveSmallIntegerField(null=True, blank=True, help_text="The tenant's rating, 1 to 5.")
+    rating_comment = models.TextField(blank=True, default="", db_default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     acknowledged_at = models.DateTimeField(null=True, blank=True)
@@ -98,6 +112,12 @@ class Issue(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(photo__in=["provided", "declined", "not_needed"]), name="issue_photo_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(fix_answer__in=["", "yes", "no", "none"]), name="issue_fix_answer_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(rating__isnull=True) | Q(rating__gte=1, rating__lte=5), name="issue_rating_valid"
             ),
         ]
         indexes = [models.Index(fields=["organization", "status", "-created_at"], name="issue_org_status_created")]

@@ -21,6 +21,7 @@ from conversations.models import Conversation, Message
 from conversations.opt_out import OPTED_OUT_CODE
 from conversations.outbound import outbound_text_queue
 from issues.deadlines import clocks_on_status
+from issues.fix_question import fix_question_ask
 from issues.models import Issue, IssueUpdate
 
 logger = logging.getLogger(__name__)
@@ -58,11 +59,14 @@ def issue_status_change(
     actor: User | None = None,
     scheduled_for: datetime.date | None = None,
     note: str = "",
+    tenant_told: bool = True,
 ) -> IssueUpdate:
     """Move ``issue`` to ``status`` as ``actor`` (a user, or None for the
-    system), record it and notify the tenant. Raises IssueStatusError for a
-    move that is not allowed, a missing or past date, or a note that is too
-    long; nothing is changed then."""
+    system), record it and notify the tenant (unless ``tenant_told`` is
+    False: the caller tells them itself). Resolving an issue from a
+    conversation asks the tenant "Is it fixed?" (``issues/fix_question.py``).
+    Raises IssueStatusError for a move that is not allowed, a missing or past
+    date, or a note that is too long; nothing is changed then."""
     note = (note or "").strip()
     if status not in TRANSITIONS:
         raise IssueStatusError(f"Unknown status {status!r}.")
@@ -105,12 +109,12 @@ def issue_status_change(
         clocks_on_status(issue=locked, status=status, at=now)
 
         author = IssueUpdate.Author.LANDLORD if actor is not None else IssueUpdate.Author.SYSTEM
-        notified = _tenant_notify(issue=locked, status=status, note=note, author=author)
+        notified = _tenant_notify(issue=locked, status=status, note=note, author=author) if tenant_told else []
         update = IssueUpdate.objects.create(
             issue=locked,
             author=author,
             user=actor,
-            body=_update_body(before=before, issue=locked, note=note, notified=notified),
+            body=_update_body(before=before, issue=locked, note=note, notified=notified, told=tenant_told),
         )
 
     # The caller's object reflects the change.
@@ -152,8 +156,15 @@ def _tenant_notify(*, issue: Issue, status: str, note: str, author: str) -> list
     conversation: Conversation | None = issue.conversation
     if conversation is None and issue.tenant is not None:
         conversation = Conversation.objects.filter(organization=issue.organization, phone=issue.tenant.phone).first()
+    if conversation is not None and status == Status.RESOLVED and not note:
+        return [fix_question_ask(issue=issue, conversation=conversation, author=message_author)]
     if conversation is not None:
-        return outbound_text_queue(conversation=conversation, body=body, author=message_author, purpose="issue_update")
+        notified = outbound_text_queue(
+            conversation=conversation, body=body, author=message_author, purpose="issue_update"
+        )
+        if status == Status.RESOLVED:  # the note first, then the question
+            notified.append(fix_question_ask(issue=issue, conversation=conversation, author=message_author))
+        return notified
     if issue.tenant is not None and issue.tenant.phone:
         return outbound_text_queue(
             organization=issue.organization,
@@ -165,7 +176,7 @@ def _tenant_notify(*, issue: Issue, status: str, note: str, author: str) -> list
     return []
 
 
-def _update_body(*, before: str, issue: Issue, note: str, notified: list[Message]) -> str:
+def _update_body(*, before: str, issue: Issue, note: str, notified: list[Message], told: bool) -> str:
     line = f"Status {before} → {issue.status}"
     if issue.status == Status.SCHEDULED and issue.scheduled_for:
         line += f" for {issue.scheduled_for:%d %b %Y}"
@@ -177,6 +188,6 @@ def _update_body(*, before: str, issue: Issue, note: str, notified: list[Message
         line += " Tenant not notified: they opted out of WhatsApp messages (STOP)."
     elif notified:
         line += f" Tenant notified over WhatsApp (message {', '.join(str(m.pk) for m in notified)})."
-    elif issue.status in TENANT_TEXT:
+    elif issue.status in TENANT_TEXT and told:
         line += " Tenant not notified: no conversation or phone number on the issue."
     return line

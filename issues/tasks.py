@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from config.tasks import DEADLINE_CLOCKS_CHECK
+from config.tasks import DEADLINE_CLOCKS_CHECK, ISSUE_FIX_UNANSWERED_CLOSE
 from issues.deadlines import clocks_check
+from issues.fix_check import fix_unanswered_close
 
 
 @shared_task(name=DEADLINE_CLOCKS_CHECK, acks_late=True)
@@ -11,3 +12,9 @@ def deadline_clocks_check_task() -> dict[str, int]:
     """Beat: warn about clocks running out and missed (each once)."""
     result = clocks_check()
     return {"warned": result.warned, "missed": result.missed}
+
+
+@shared_task(name=ISSUE_FIX_UNANSWERED_CLOSE, acks_late=True)
+def fix_unanswered_close_task() -> int:
+    """Beat, hourly: close resolved issues the tenant never confirmed."""
+    return fix_unanswered_close()

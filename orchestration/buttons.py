@@ -91,24 +91,41 @@ class Structured:
 
 
 @dataclass
+class Settled:
+    """An answer the product settles itself, with no tool call and no model:
+    the repair loop's "Is it fixed?" and its rating. ``apply()`` does it and
+    returns the line for the turn's trace; ``name`` labels the trace entry."""
+
+    name: str
+    apply: Callable[[], str]
+
+
+@dataclass
 class Answer:
     message: Message
     payload: str
     typed: bool  # a number typed in reply to numbered text, not a tap
     structured: Structured | None = None
-    refused: str = ""  # why it does not apply (then ``structured`` is None)
+    settled: Settled | None = None
+    refused: str = ""  # why it does not apply (then ``structured`` and ``settled`` are None)
     notes: list[str] = field(default_factory=list)
 
 
-# action -> handler(conversation, payload, snapshot) -> Structured, or a str saying why it does not apply.
-ActionHandler = Callable[[Conversation, Payload, Snapshot], "Structured | str"]
+# action -> handler(conversation, payload, snapshot) -> Structured or Settled, or a str saying why it does not apply.
+ActionHandler = Callable[[Conversation, Payload, Snapshot], "Structured | Settled | str"]
 ACTIONS: dict[str, ActionHandler] = {}
+# Actions whose payload names what it answers (``issue_fixed:yes:<reference>``):
+# a tap on a button of any question we sent in the conversation counts, not only
+# the latest's, since two issues resolved together ask two questions.
+ANY_QUESTION_ACTIONS: set[str] = set()
 
 
-def button_action_register(action: str, handler: ActionHandler) -> None:
+def button_action_register(action: str, handler: ActionHandler, *, any_question: bool = False) -> None:
     """Let an answer with ``action`` do something (the repair loop's
-    "is it fixed?" and the contractor's accept/decline register here)."""
+    "is it fixed?" registers here). ``any_question``: see ANY_QUESTION_ACTIONS."""
     ACTIONS[action] = handler
+    if any_question:
+        ANY_QUESTION_ACTIONS.add(action)
 
 
 def _confirm_property(conversation: Conversation, payload: Payload, snapshot: Snapshot) -> Structured | str:
@@ -217,12 +234,17 @@ def _judge(
         answer.refused = "it is not a button we sent"
         return answer
     offered = {c.payload for c in question_choices(question)} if question is not None else set()
-    if payload not in offered:
+    if payload not in offered and not (
+        not typed and parsed.action in ANY_QUESTION_ACTIONS and _sent(conversation, payload)
+    ):
         answer.refused = "it belongs to an earlier question, not the latest one"
         return answer
     outcome = handler(conversation, parsed, snapshot)
     if isinstance(outcome, str):
         answer.refused = outcome
+        return answer
+    if isinstance(outcome, Settled):  # no tool call: nothing for gating to check
+        answer.settled = outcome
         return answer
     # The same gate as the model's calls: a structured answer is never a way round it.
     if reason := rejection(outcome.tool, outcome.tool_input, snapshot):
@@ -230,6 +252,15 @@ def _judge(
         return answer
     answer.structured = outcome
     return answer
+
+
+def _sent(conversation: Conversation, payload: str) -> bool:
+    """Whether any question sent in the conversation offered ``payload``."""
+    return Message.objects.filter(
+        conversation=conversation,
+        direction=Message.Direction.OUTBOUND,
+        raw_payload__choices__contains=[{"payload": payload}],
+    ).exists()
 
 
 REFUSED_NOTE = (

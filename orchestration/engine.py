@@ -33,7 +33,7 @@ from conversations import message_kinds
 from conversations.models import Conversation, IdentityStatus, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
 from llm.types import ToolCall
-from orchestration import buttons, services
+from orchestration import buttons, repair_answers, services
 from orchestration.context import TurnContext, gathering_is_stale, turn_context_confirmed, turn_context_load
 from orchestration.decide import decide
 from orchestration.emergency_reports import emergency_report_note, emergency_report_open
@@ -41,7 +41,7 @@ from orchestration.gating import identity_after
 from orchestration.handlers import tool_apply
 from orchestration.models import Turn
 from orchestration.replies import DEFAULT_LANGUAGE, reply_greeted, reply_text
-from orchestration.trace import Decision, turn_record
+from orchestration.trace import STRUCTURED_MODEL, Decision, turn_record
 from properties.address_match import building_label
 from properties.models import Property
 
@@ -92,6 +92,9 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         conversation = _lock(conversation_id)
         if _any_processed(message_ids):
             return None
+        # The repair loop's own questions are answered with the model on or off, taken over or not.
+        if settled := repair_answers.answer_settle(conversation=conversation, message_ids=message_ids, started=started):
+            return settled
         if conversation.bot_paused or not llm_enabled(conversation):  # an emergency's issue does not wait
             emergency_report_open(conversation=conversation)
         if conversation.bot_paused:
@@ -146,7 +149,6 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
 
 SILENT_KINDS = frozenset({message_kinds.STICKER, message_kinds.REACTION})
 UNREADABLE_KINDS = frozenset({message_kinds.CONTACTS, message_kinds.UNSUPPORTED})
-STRUCTURED_MODEL = "none (structured answer)"
 # A pin proposes a home where find_property may: a number with no tenancy, not yet confirmed.
 PIN_IDENTITIES = (IdentityStatus.UNIDENTIFIED, IdentityStatus.IDENTIFIED)
 CHOICE_NOTE = (

@@ -19,6 +19,9 @@ from orchestration.models import Turn
 from orchestration.prompt import PROMPT_VERSION
 from orchestration.tool_definitions import TOOL_NAMES
 
+# The "model" of a trace entry the product settled itself (a tapped answer, a pin).
+STRUCTURED_MODEL = "none (structured answer)"
+
 
 @dataclass
 class Decision:

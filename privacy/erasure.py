@@ -53,6 +53,7 @@ ERASURE_MAP: dict[str, str] = {
     "issues.Issue.title": f"replaced by {ERASED!r}",
     "issues.Issue.description": f"replaced by {ERASED!r}",
     "issues.Issue.photo_findings": "emptied",
+    "issues.Issue.rating_comment": "emptied (the rating stays)",
     "issues.IssueUpdate.body": f"replaced by {ERASED!r} (the row, its author and date stay)",
     "emergencies.EmergencyAlert.validation_reasoning": f"replaced by {ERASED!r}",
     "orchestration.Turn.tool_calls": "each call keeps its tool name and error flag; inputs and results removed",
@@ -98,6 +99,7 @@ NOT_TENANT_CONTENT: dict[str, str] = {
     "issues.Issue.urgency": "a fact the landlord keeps",
     "issues.Issue.status": "a fact the landlord keeps",
     "issues.Issue.photo": "provided / declined / not needed",
+    "issues.Issue.fix_answer": "yes / no / none",
     "issues.Issue.location": "where in the property (a fact about the home, kept with the repair)",
     "issues.IssueUpdate.author": "code",
     "emergencies.EmergencyAlert.source": "code",
@@ -365,9 +367,9 @@ def tenant_erase(*, tenant: Tenant, user: Any, via: str) -> ErasureRecord:
         _count(
             counts,
             "issues.Issue.title",
-            records.issues.filter(~Q(title=ERASED) | ~Q(description=ERASED) | ~Q(photo_findings="")).update(
-                title=ERASED, description=ERASED, photo_findings=""
-            ),
+            records.issues.filter(
+                ~Q(title=ERASED) | ~Q(description=ERASED) | ~Q(photo_findings="") | ~Q(rating_comment="")
+            ).update(title=ERASED, description=ERASED, photo_findings="", rating_comment=""),
         )
         _count(
             counts,

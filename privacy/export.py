@@ -169,6 +169,9 @@ def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEve
                     "created_at": _iso(issue.created_at),
                     "scheduled_for": _iso(issue.scheduled_for),
                     "resolved_at": _iso(issue.resolved_at),
+                    "is_it_fixed": issue.fix_answer,
+                    "rating": issue.rating,
+                    "rating_comment": issue.rating_comment,
                     "history": [
                         {"at": _iso(update.created_at), "author": update.author, "note": update.body}
                         for update in issue.updates.all()

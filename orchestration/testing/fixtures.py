@@ -42,12 +42,19 @@ def tenant_says(post_inbound, settings):
     settings.INBOUND_COALESCE_SECONDS = 0
     phones = set()
 
-    def say(text: str, *, phone: str = PHONE, media: list[tuple[str, str]] | None = None, model=None):
+    def say(
+        text: str,
+        *,
+        phone: str = PHONE,
+        media: list[tuple[str, str]] | None = None,
+        model=None,
+        extra: dict[str, str] | None = None,
+    ):
         phones.add(phone)
         if model is not None:
             scripted_queue(phone=phone, calls=model)
         before = max(Message.objects.filter(direction="outbound").values_list("id", flat=True), default=0)
-        response = post_inbound(phone=phone, to=ORG_NUMBER, body=text, media=media)
+        response = post_inbound(phone=phone, to=ORG_NUMBER, body=text, media=media, extra=extra)
         assert response.status_code == 200
         message = Message.objects.get(provider_sid=response.params["MessageSid"])
         inbound_process(message_id=message.pk)

@@ -1,0 +1,196 @@
+"""The tenant closes the loop: "Is it fixed?".
+
+When the landlord resolves an issue that came from a WhatsApp conversation,
+the tenant is asked "Is it fixed?" with Yes / No (``fix_question_ask``, a
+question with choices: quick-reply buttons inside the 24-hour window where a
+template is configured, the approved ``issue_fixed`` template outside it,
+numbered text otherwise). The turn engine reads the answer
+(``orchestration/repair_answers.py``) and calls the services here:
+
+- **Yes**: recorded; the tenant is asked for a rating, 1 to 5 (numbered), then
+  invited to add a comment. The next text after that invitation is the
+  comment (``follow_up_record``).
+- **No**: the issue is reopened (its resolved clock runs again), the manager
+  is alerted, and the tenant is asked what is still wrong; their next text
+  goes on the issue's history and to the manager.
+- **No answer** within ``ISSUE_FIX_CLOSE_DAYS``: beat closes the issue
+  (``fix_unanswered_close``).
+
+The texts are in ``issues/fix_question.py``, in the tenant's language.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from conversations.models import Conversation, Message
+from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
+from issues.fix_question import language_of, text
+from issues.landlord import landlord_tell
+from issues.models import Issue, IssueUpdate
+from issues.status import issue_status_change
+
+logger = logging.getLogger(__name__)
+
+RATING_ACTION = "issue_rating"  # payloads issue_rating:<1-5>:<reference>
+RATING_PURPOSE = "issue_rating"
+# Prompts whose next text reply is recorded on the issue.
+COMMENT_PURPOSE = "issue_rating_comment"
+NOT_FIXED_PURPOSE = "issue_not_fixed"
+FOLLOW_UP_PURPOSES = (COMMENT_PURPOSE, NOT_FIXED_PURPOSE)
+FOLLOW_UP_MAX_CHARS = 2000
+
+
+class FixCheckError(ValueError):
+    """The answer does not apply now; the message says why (for the model's note)."""
+
+
+def _locked(conversation: Conversation, reference: str) -> Issue:
+    issue = (
+        Issue.objects.select_for_update(of=("self",))
+        .select_related("organization", "property")
+        .filter(organization_id=conversation.organization_id, conversation=conversation, reference=reference)
+        .first()
+    )
+    if issue is None:
+        raise FixCheckError(f"no issue {reference} was reported in this conversation")
+    return issue
+
+
+def fix_answer_record(*, conversation: Conversation, reference: str, answer: str) -> str:
+    """The tenant's Yes or No to "Is it fixed?". Returns what was done (for
+    the turn's trace); raises FixCheckError when the issue is not waiting for
+    that answer (answered already, reopened or closed by the landlord)."""
+    with transaction.atomic():
+        issue = _locked(conversation, reference)
+        if issue.status != Issue.Status.RESOLVED or issue.fix_asked_at is None or issue.fix_answer:
+            raise FixCheckError(f"{reference} is not waiting for the tenant's answer to 'Is it fixed?' any more")
+        language = language_of(conversation)
+        issue.fix_answer, issue.fix_answered_at = answer, timezone.now()
+        issue.save(update_fields=["fix_answer", "fix_answered_at"])
+        if answer == "yes":
+            IssueUpdate.objects.create(
+                issue=issue, author=IssueUpdate.Author.TENANT, body="The tenant says it is fixed."
+            )
+            outbound_choice_queue(
+                conversation=conversation,
+                body=text("rating", language),
+                choices=[Choice(payload=f"{RATING_ACTION}:{n}:{reference}", title=str(n)) for n in range(1, 6)],
+                purpose=RATING_PURPOSE,
+                content_variables={"1": reference},
+                language=language,
+                author=Message.Author.SYSTEM,
+            )
+            return f"{reference}: the tenant says it is fixed; rating asked"
+        if answer != "no":
+            raise FixCheckError(f"{answer!r} is not an answer to 'Is it fixed?'")
+        issue_status_change(
+            issue=issue, status=Issue.Status.OPEN, note="The tenant says it is not fixed.", tenant_told=False
+        )
+        _prompt(conversation, text("not_fixed", language, reference=reference), NOT_FIXED_PURPOSE, reference)
+        landlord_tell(
+            organization=issue.organization,
+            subject=f"[{reference}] The tenant says it is NOT fixed: reopened",
+            body=f"{issue.title}\nProperty: {issue.property}\nThe tenant answered No to 'Is it fixed?'. "
+            "The issue is open again; their next message will be added to it.",
+        )
+        return f"{reference}: the tenant says it is not fixed; reopened and the manager alerted"
+
+
+def rating_record(*, conversation: Conversation, reference: str, rating: int) -> str:
+    with transaction.atomic():
+        issue = _locked(conversation, reference)
+        if issue.fix_answer != "yes" or issue.rating is not None:
+            raise FixCheckError(f"{reference} is not waiting for a rating")
+        if not 1 <= rating <= 5:
+            raise FixCheckError(f"{rating} is not a rating from 1 to 5")
+        issue.rating = rating
+        issue.save(update_fields=["rating"])
+        IssueUpdate.objects.create(
+            issue=issue, author=IssueUpdate.Author.TENANT, body=f"The tenant rated the repair {rating}/5."
+        )
+        _prompt(conversation, text("comment", language_of(conversation)), COMMENT_PURPOSE, reference)
+    return f"{reference}: rated {rating}/5; comment invited"
+
+
+def _prompt(conversation: Conversation, body: str, purpose: str, reference: str) -> None:
+    """A prompt whose next text reply ``follow_up_record`` puts on the issue."""
+    message, *_ = outbound_text_queue(
+        conversation=conversation, body=body, author=Message.Author.ASSISTANT, purpose=purpose
+    )
+    message.raw_payload = {**message.raw_payload, "issue": reference}
+    message.save(update_fields=["raw_payload"])
+
+
+def follow_up_record(*, conversation: Conversation, message: Message) -> str | None:
+    """When the last thing said to the tenant before ``message`` (a text) was a
+    prompt of ``FOLLOW_UP_PURPOSES`` sent at most a day earlier: record it on
+    the issue (the rating's comment, or what is still wrong, which the
+    manager is sent), thank the tenant and return what was done. Else None:
+    the message is the model's."""
+    body = (message.body or "").strip()
+    if message.kind not in ("", "text") or not body:
+        return None
+    last = (
+        Message.objects.filter(conversation=conversation, direction=Message.Direction.OUTBOUND, id__lt=message.pk)
+        .exclude(author=Message.Author.SYSTEM)
+        .order_by("-id")
+        .first()
+    )
+    if last is None or (last.raw_payload or {}).get("purpose") not in FOLLOW_UP_PURPOSES:
+        return None
+    if message.created_at - last.created_at > datetime.timedelta(days=1):
+        return None
+    reference = last.raw_payload.get("issue", "")
+    issue = (
+        Issue.objects.select_related("organization", "property")
+        .filter(conversation=conversation, reference=reference)
+        .first()
+    )
+    if issue is None:
+        return None
+    words = body[:FOLLOW_UP_MAX_CHARS]
+    if last.raw_payload["purpose"] == COMMENT_PURPOSE:
+        Issue.objects.filter(pk=issue.pk).update(rating_comment=words)
+        IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.TENANT, body=f"Comment: {words}")
+        done = f"{reference}: the tenant's comment recorded"
+    else:
+        IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.TENANT, body=f"Still wrong: {words}")
+        landlord_tell(
+            organization=issue.organization,
+            subject=f"[{reference}] Not fixed, the tenant says: {words[:120]}",
+            body=f"{issue.title}\nProperty: {issue.property}\nThe tenant says: {words}",
+        )
+        done = f"{reference}: what is still wrong recorded and sent to the manager"
+    outbound_text_queue(conversation=conversation, body=text("passed_on", language_of(conversation)), purpose="reply")
+    return done
+
+
+def fix_unanswered_close(*, now: datetime.datetime | None = None) -> int:
+    """Beat: close resolved issues whose tenant did not answer "Is it fixed?"
+    within ``ISSUE_FIX_CLOSE_DAYS``. Returns how many were closed."""
+    now = now or timezone.now()
+    cutoff = now - datetime.timedelta(days=settings.ISSUE_FIX_CLOSE_DAYS)
+    closed = 0
+    with transaction.atomic():
+        waiting = list(
+            Issue.objects.select_for_update(skip_locked=True).filter(
+                status=Issue.Status.RESOLVED, fix_answer="", fix_asked_at__lte=cutoff
+            )
+        )
+        for issue in waiting:
+            Issue.objects.filter(pk=issue.pk).update(fix_answer="none")
+            issue_status_change(
+                issue=issue,
+                status=Issue.Status.CLOSED,
+                note=f"No answer to 'Is it fixed?' in {settings.ISSUE_FIX_CLOSE_DAYS} days.",
+            )
+            closed += 1
+    if closed:
+        logger.info("closed %s resolved issues with no answer to 'Is it fixed?'", closed)
+    return closed

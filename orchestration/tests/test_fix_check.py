@@ -1,0 +1,189 @@
+"""'Is it fixed?': asked when the landlord resolves, answered by tap, typed
+number or title through the signed webhook and the turn, without the model."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+import time_machine
+from django.utils import timezone
+
+from conversations.models import Message
+from issues.deadlines import issue_clocks_sync
+from issues.fix_check import fix_unanswered_close
+from issues.models import Issue, IssueUpdate
+from issues.status import issue_status_change
+from orchestration.models import Turn
+from orchestration.testing.fixtures import PHONE, conversation_for
+from properties.tests.factories import IssueFactory, UserFactory
+
+
+@pytest.fixture(autouse=True)
+def _classifier_off(settings):
+    settings.EMERGENCY_CLASSIFIER = "off"
+
+
+@pytest.fixture
+def resolved(home, tenant_says):
+    """A reported leak the landlord has just resolved; returns the issue."""
+    home.contact_whatsapp = "+447700900555"
+    home.save()
+    tenant_says("hello")  # the conversation exists
+    conversation = conversation_for()
+    issue = IssueFactory(
+        organization=home,
+        property=home.properties.get(code="FLAT-1"),
+        conversation=conversation,
+        tenant=conversation.tenant,
+        reference="R2611-ABC123",
+        title="Dripping kitchen tap",
+    )
+    issue_clocks_sync(issue=issue)
+    issue_status_change(issue=issue, status="resolved", actor=UserFactory())
+    return issue
+
+
+def tap(payload: str, title: str) -> dict[str, str]:
+    return {"MessageType": "button", "ButtonPayload": payload, "ButtonText": title}
+
+
+def manager_texts():
+    return list(
+        Message.objects.filter(to_address="whatsapp:+447700900555").order_by("id").values_list("body", flat=True)
+    )
+
+
+def test_resolving_asks_the_tenant_with_yes_no_choices(resolved):
+    question = Message.objects.filter(conversation=resolved.conversation, raw_payload__purpose="issue_fixed").get()
+    assert "marked it as fixed. Is it fixed?" in question.body and "Reply 1 for Yes" in question.body
+    assert [c["payload"] for c in question.raw_payload["choices"]] == [
+        "issue_fixed:yes:R2611-ABC123",
+        "issue_fixed:no:R2611-ABC123",
+    ]
+    resolved.refresh_from_db()
+    assert resolved.fix_asked_at is not None and resolved.fix_answer == ""
+
+
+def test_yes_then_a_rating_then_a_comment_are_recorded_without_the_model(resolved, tenant_says):
+    replies = tenant_says("Yes", extra=tap("issue_fixed:yes:R2611-ABC123", "Yes"))
+    assert replies == [
+        "Glad it's fixed. How would you rate the repair, from 1 (poor) to 5 (excellent)? Reply with a number."
+    ]
+    replies = tenant_says("4")
+    assert replies == ["Thank you. If you'd like to add a comment for your landlord, just reply here."]
+    replies = tenant_says("Plumber was quick and tidy")
+    assert replies == ["Thanks, I've passed that on to your landlord."]
+
+    resolved.refresh_from_db()
+    assert (resolved.status, resolved.fix_answer, resolved.rating) == ("resolved", "yes", 4)
+    assert resolved.rating_comment == "Plumber was quick and tidy"
+    turns = list(Turn.objects.filter(conversation=resolved.conversation).order_by("id"))
+    assert [t.outcome for t in turns[-3:]] == ["issue_fixed", "issue_rating", "issue_follow_up"]
+    assert all(t.input_tokens == 0 for t in turns[-3:])
+    history = list(IssueUpdate.objects.filter(issue=resolved, author="tenant").values_list("body", flat=True))
+    assert history == [
+        "The tenant says it is fixed.",
+        "The tenant rated the repair 4/5.",
+        "Comment: Plumber was quick and tidy",
+    ]
+
+    # Once the comment is in, the next message is the model's again.
+    tenant_says("is the bin day still tuesday?")
+    assert Turn.objects.filter(conversation=resolved.conversation).latest("id").outcome != "issue_follow_up"
+
+
+def test_no_reopens_alerts_the_manager_and_the_next_words_go_on_the_issue(resolved, tenant_says):
+    replies = tenant_says("2")  # the numbered text's second choice
+    assert replies == ["Sorry it's not fixed. I've reopened R2611-ABC123 and told your landlord. What is still wrong?"]
+    resolved.refresh_from_db()
+    assert (resolved.status, resolved.fix_answer) == ("open", "no")
+    assert resolved.clocks.get(kind="resolved").met_at is None  # the clock runs again
+    assert manager_texts()[-1] == "[R2611-ABC123] The tenant says it is NOT fixed: reopened"
+
+    tenant_says("still dripping under the sink when the tap is off")
+    assert IssueUpdate.objects.filter(issue=resolved).latest("id").body == (
+        "Still wrong: still dripping under the sink when the tap is off"
+    )
+    assert manager_texts()[-1].startswith("[R2611-ABC123] Not fixed, the tenant says: still dripping")
+
+
+def test_two_issues_resolved_together_each_answer_by_its_own_button(resolved, home, tenant_says):
+    second = IssueFactory(
+        organization=home, property=resolved.property, conversation=resolved.conversation, reference="R2611-DEF456"
+    )
+    issue_status_change(issue=second, status="resolved", actor=UserFactory())
+    tenant_says("Yes", extra=tap("issue_fixed:yes:R2611-ABC123", "Yes"))  # the first question's button
+    tenant_says("4")  # the rating question is the latest now
+    resolved.refresh_from_db()
+    second.refresh_from_db()
+    assert (resolved.fix_answer, resolved.rating, second.fix_answer) == ("yes", 4, "")
+    tenant_says("No", extra=tap("issue_fixed:no:R2611-DEF456", "No"))
+    second.refresh_from_db()
+    assert (second.status, second.fix_answer) == ("open", "no")
+
+
+def test_a_payload_never_sent_in_this_conversation_is_refused(resolved, home, tenant_says):
+    other = IssueFactory(organization=home, property=resolved.property, reference="R2611-ZZZ999", status="resolved")
+    tenant_says("Yes", extra=tap("issue_fixed:yes:R2611-ZZZ999", "Yes"))
+    other.refresh_from_db()
+    assert other.fix_answer == ""
+
+
+def test_an_answer_after_the_landlord_reopened_changes_nothing_and_goes_to_the_model(resolved, tenant_says):
+    issue_status_change(issue=resolved, status="open", actor=UserFactory())
+    tenant_says("Yes", extra=tap("issue_fixed:yes:R2611-ABC123", "Yes"))
+    resolved.refresh_from_db()
+    assert (resolved.status, resolved.fix_answer) == ("open", "")
+    turn = Turn.objects.filter(conversation=resolved.conversation).latest("id")
+    assert turn.outcome != "issue_fixed"
+
+
+def test_the_answer_is_recorded_with_the_assistant_off_and_while_a_person_has_taken_over(
+    resolved, tenant_says, settings
+):
+    settings.USE_LLM_ORCHESTRATION = False
+    conversation = resolved.conversation
+    conversation.bot_paused = True
+    conversation.save(update_fields=["bot_paused"])
+    tenant_says("yes")  # the choice's title, typed
+    resolved.refresh_from_db()
+    assert resolved.fix_answer == "yes"
+
+
+def test_the_question_is_in_the_tenants_language_and_its_title_answers_it(home, tenant_says):
+    tenant_says("Dzień dobry, mam problem z kranem w kuchni")
+    conversation = conversation_for()
+    conversation.language = "pl"
+    conversation.save(update_fields=["language"])
+    issue = IssueFactory(
+        organization=home, property=home.properties.get(code="FLAT-1"), conversation=conversation, reference="R-PL1"
+    )
+    issue_status_change(issue=issue, status="resolved", actor=UserFactory())
+    question = Message.objects.get(conversation=conversation, raw_payload__purpose="issue_fixed")
+    assert "Czy jest naprawiona?" in question.body
+    tenant_says("Nie")
+    issue.refresh_from_db()
+    assert issue.fix_answer == "no"
+
+
+def test_a_resolved_issue_nobody_answers_is_closed_after_the_configured_days(resolved, settings):
+    settings.ISSUE_FIX_CLOSE_DAYS = 7
+    with time_machine.travel(timezone.now() + datetime.timedelta(days=6)):
+        assert fix_unanswered_close() == 0
+    with time_machine.travel(timezone.now() + datetime.timedelta(days=7, minutes=1)):
+        assert fix_unanswered_close() == 1
+        assert fix_unanswered_close() == 0
+    resolved.refresh_from_db()
+    assert (resolved.status, resolved.fix_answer) == ("closed", "none")
+    assert "No answer to 'Is it fixed?' in 7 days." in IssueUpdate.objects.filter(issue=resolved).latest("id").body
+
+
+def test_an_issue_with_no_conversation_gets_the_plain_text_and_no_question(home):
+    tenant = home.tenants.get(phone=PHONE)
+    issue = IssueFactory(organization=home, property=home.properties.get(code="FLAT-1"), tenant=tenant)
+    issue_status_change(issue=issue, status="resolved", actor=UserFactory())
+    issue.refresh_from_db()
+    assert issue.fix_asked_at is None
+    assert not Message.objects.filter(raw_payload__purpose="issue_fixed").exists()
+    assert Issue.objects.get(pk=issue.pk).status == "resolved"
