@@ -2,7 +2,7 @@ from django.urls import path, re_path
 
 from api.views.conversations import ConversationDetailApi, ConversationListApi, MessageListApi
 from api.views.documents import DocumentDetailApi, DocumentListApi
-from api.views.issues import IssueClockMetApi, IssueDetailApi, IssueLinkNumberApi, IssueListApi
+from api.views.issues import IssueClockMetApi, IssueDetailApi, IssueDispatchApi, IssueLinkNumberApi, IssueListApi
 from api.views.not_found import UnknownEndpointApi
 from api.views.privacy import (
     AuditEventListApi,
@@ -12,6 +12,8 @@ from api.views.privacy import (
     TenantExportApi,
 )
 from api.views.properties import (
+    ContractorDetailApi,
+    ContractorListApi,
     PropertyDetailApi,
     PropertyListApi,
     TenancyDetailApi,
@@ -27,6 +29,9 @@ urlpatterns = [
     path("issues/<int:pk>/", IssueDetailApi.as_view(), name="issue-detail"),
     path("issues/<int:pk>/link-number/", IssueLinkNumberApi.as_view(), name="issue-link-number"),
     path("issues/<int:pk>/clocks/<str:kind>/met/", IssueClockMetApi.as_view(), name="issue-clock-met"),
+    path("issues/<int:pk>/dispatch/", IssueDispatchApi.as_view(), name="issue-dispatch"),
+    path("contractors/", ContractorListApi.as_view(), name="contractor-list"),
+    path("contractors/<int:pk>/", ContractorDetailApi.as_view(), name="contractor-detail"),
     path("properties/", PropertyListApi.as_view(), name="property-list"),
     path("properties/<int:pk>/", PropertyDetailApi.as_view(), name="property-detail"),
     path("tenants/", TenantListApi.as_view(), name="tenant-list"),

@@ -494,6 +494,10 @@ CELERY_BEAT_SCHEDULE["deadline-clocks"] = {
 # answer in this many days is closed by beat (checked every hour).
 ISSUE_FIX_CLOSE_DAYS = env_int("ISSUE_FIX_CLOSE_DAYS", 7)
 CELERY_BEAT_SCHEDULE["issues-fix-unanswered-close"] = {"task": tasks.ISSUE_FIX_UNANSWERED_CLOSE, "schedule": 3600.0}
+# Dispatch (issues/dispatch.py): a contractor has this long to accept or
+# decline a job before it goes back to the landlord (beat checks every 5 minutes).
+DISPATCH_RESPONSE_HOURS = env_int("DISPATCH_RESPONSE_HOURS", 4)
+CELERY_BEAT_SCHEDULE["issues-jobs-expire"] = {"task": tasks.DISPATCH_JOBS_EXPIRE, "schedule": 300.0}
 # django-auditlog: model changes only of the fields each registration names
 # (privacy/audit.py), never the tenant's words; no client IP kept.
 AUDITLOG_DISABLE_REMOTE_ADDR = True
@@ -583,6 +587,8 @@ SPECTACULAR_SETTINGS = {
         "DocumentStatusEnum": "retrieval.models.Document.Status",
         "IssueUpdateAuthorEnum": "issues.models.IssueUpdate.Author",
         "MessageAuthorEnum": "conversations.models.Message.Author",
+        "RepairCategoryEnum": "properties.models.RepairCategory",
+        "JobStateEnum": "issues.models.Job.State",
     },
 }
 

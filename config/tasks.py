@@ -35,9 +35,10 @@ RETRIEVAL_REQUEUE_PENDING = "retrieval.requeue_pending"
 # Evaluations (evals/tasks.py)
 EVALS_RETRIEVAL = "evals.retrieval"
 EVALS_JUDGE = "evals.judge"
-# Deadlines and "Is it fixed?" (issues/tasks.py)
+# Deadlines, "Is it fixed?" and dispatch (issues/tasks.py)
 DEADLINE_CLOCKS_CHECK = "issues.deadline_clocks_check"
 ISSUE_FIX_UNANSWERED_CLOSE = "issues.fix_unanswered_close"
+DISPATCH_JOBS_EXPIRE = "issues.jobs_expire"
 # Data protection (privacy/tasks.py)
 PRIVACY_RETENTION_APPLY = "privacy.retention_apply"
 

@@ -19,6 +19,7 @@ from django.utils.html import format_html, format_html_join
 
 from issues.admin_forms import ClockMetForm, IssueStatusForm, ScheduleForm
 from issues.deadlines import ClockError, clock_meet, clock_summary, duration_text, issue_clocks_sync
+from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer
 from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Issue, IssuePhoto, IssueUpdate
 from issues.selectors import issue_list
 from issues.services import IssueLinkError, issue_number_link
@@ -181,6 +182,7 @@ class IssueAdmin(ScopedModelAdmin):
         "tenant_unverified",
         "photo_findings",
         "deadline_clocks",
+        "jobs_table",
         "fix_asked_at",
         "fix_answer",
         "fix_answered_at",
@@ -204,6 +206,13 @@ class IssueAdmin(ScopedModelAdmin):
             },
         ),
         ("Emergency", {"fields": ["emergency_alerts"]}),
+        (
+            "Contractor",
+            {
+                "fields": ["jobs_table"],
+                "description": "Offer the job to a contractor: they get it over WhatsApp with Accept / Decline.",
+            },
+        ),
         (
             "The tenant's verdict",
             {
@@ -304,6 +313,36 @@ class IssueAdmin(ScopedModelAdmin):
             '<table class="deadline-clocks"><thead><tr><th>Clock</th><th>Due</th><th>State</th><th>Done</th>'
             "<th>Rule</th><th></th></tr></thead><tbody>{}</tbody></table>",
             body,
+        )
+
+    @admin.display(description="Jobs")
+    def jobs_table(self, obj):
+        jobs = list(obj.jobs.select_related("contractor"))
+        zone = zone_get(obj.organization.timezone)
+        rows = format_html_join(
+            "",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (
+                    job.contractor.name,
+                    job.get_state_display(),
+                    f"{job.offered_at.astimezone(zone):%d %b %H:%M}",
+                    f"{job.responded_at.astimezone(zone):%d %b %H:%M}" if job.responded_at else "",
+                )
+                for job in jobs
+            ),
+        )
+        offer = ""
+        if obj.is_open() and not any(job.state in LIVE for job in jobs):
+            url = reverse("admin:issues_issue_dispatch", args=[obj.pk])
+            offer = format_html('<p><a class="button" href="{}">Send to a contractor…</a></p>', url)
+        if not jobs:
+            return offer or "—"
+        return format_html(
+            "<table><thead><tr><th>Contractor</th><th>State</th><th>Offered</th><th>Answered</th></tr></thead>"
+            "<tbody>{}</tbody></table>{}",
+            rows,
+            offer,
         )
 
     @admin.display(description="Property", ordering="property__code")
@@ -487,6 +526,11 @@ class IssueAdmin(ScopedModelAdmin):
                 name="issues_issue_clock",
             ),
             path(
+                "<path:object_id>/dispatch/",
+                self.admin_site.admin_view(self.dispatch_view),
+                name="issues_issue_dispatch",
+            ),
+            path(
                 "<path:object_id>/link-number/",
                 self.admin_site.admin_view(self.link_number_view),
                 name="issues_issue_link_number",
@@ -553,6 +597,39 @@ class IssueAdmin(ScopedModelAdmin):
             "media": self.media,
         }
         return TemplateResponse(request, "admin/issues/issue/clock.html", context)
+
+    def dispatch_view(self, request, object_id):
+        issue = self.get_object(request, object_id)
+        if issue is None:
+            raise Http404
+        if not self.has_change_permission(request, issue):
+            raise PermissionDenied
+        suggestions = contractors_suggest(issue=issue)
+        error = ""
+        if request.method == "POST":
+            contractor = next(
+                (s.contractor for s in suggestions if str(s.contractor.pk) == request.POST.get("contractor")), None
+            )
+            if contractor is None:
+                error = "Choose one of the contractors listed."
+            else:
+                try:
+                    job_offer(issue=issue, contractor=contractor, actor=request.user)
+                except DispatchError as refused:
+                    error = str(refused)
+                else:
+                    self.message_user(request, f"{issue.reference} offered to {contractor.name}.")
+                    return HttpResponseRedirect(reverse("admin:issues_issue_change", args=[issue.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Send {issue.reference} to a contractor",
+            "opts": self.opts,
+            "original": issue,
+            "suggestions": suggestions,
+            "error": error,
+            "media": self.media,
+        }
+        return TemplateResponse(request, "admin/issues/issue/dispatch.html", context)
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)

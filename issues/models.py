@@ -12,22 +12,10 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from properties.models import Organization, Property, Tenant
+from properties.models import Contractor, Organization, Property, RepairCategory, Tenant
 
-
-class IssueCategory(models.TextChoices):
-    PLUMBING = "plumbing", "Plumbing and leaks"
-    HEATING = "heating", "Heating and hot water"
-    ELECTRICAL = "electrical", "Electrical"
-    GAS = "gas", "Gas"
-    APPLIANCES = "appliances", "Appliances"
-    DAMP_MOULD = "damp_mould", "Damp and mould"
-    STRUCTURAL = "structural", "Structural, roof, windows and doors"
-    SECURITY = "security", "Locks and security"
-    PESTS = "pests", "Pests"
-    SAFETY = "safety", "Fire, smoke and CO alarms"
-    EXTERIOR = "exterior", "Exterior, garden and bins"
-    OTHER = "other", "Other"
+# The categories moved to properties (a contractor's trades are the same list).
+IssueCategory = RepairCategory
 
 
 class Issue(models.Model):
@@ -297,3 +285,39 @@ class IssueClock(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_kind_display()} of issue {self.issue_id}"
+
+
+class Job(models.Model):
+    """An issue's job offered to a contractor (``issues/dispatch.py``). At most
+    one job per issue is live (offered or accepted) at a time."""
+
+    class State(models.TextChoices):
+        OFFERED = "offered", "Offered"
+        ACCEPTED = "accepted", "Accepted"
+        DECLINED = "declined", "Declined"
+        EXPIRED = "expired", "No answer"
+        CANCELLED = "cancelled", "Cancelled"
+
+    issue = models.ForeignKey(Issue, on_delete=models.CASCADE, related_name="jobs")
+    contractor = models.ForeignKey(Contractor, on_delete=models.PROTECT, related_name="jobs")
+    state = models.CharField(max_length=16, choices=State.choices, default=State.OFFERED)
+    offered_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    offered_at = models.DateTimeField()
+    respond_by = models.DateTimeField()
+    responded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-offered_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(state__in=["offered", "accepted", "declined", "expired", "cancelled"]),
+                name="job_state_valid",
+            ),
+            models.UniqueConstraint(
+                fields=["issue"], condition=Q(state__in=["offered", "accepted"]), name="job_one_live_per_issue"
+            ),
+        ]
+        indexes = [models.Index(fields=["respond_by"], condition=Q(state="offered"), name="job_offered_due")]
+
+    def __str__(self) -> str:
+        return f"job {self.pk}: issue {self.issue_id} to {self.contractor_id} ({self.state})"

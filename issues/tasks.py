@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from config.tasks import DEADLINE_CLOCKS_CHECK, ISSUE_FIX_UNANSWERED_CLOSE
+from config.tasks import DEADLINE_CLOCKS_CHECK, DISPATCH_JOBS_EXPIRE, ISSUE_FIX_UNANSWERED_CLOSE
 from issues.deadlines import clocks_check
+from issues.dispatch import jobs_expire
 from issues.fix_check import fix_unanswered_close
 
 
@@ -18,3 +19,9 @@ def deadline_clocks_check_task() -> dict[str, int]:
 def fix_unanswered_close_task() -> int:
     """Beat, hourly: close resolved issues the tenant never confirmed."""
     return fix_unanswered_close()
+
+
+@shared_task(name=DISPATCH_JOBS_EXPIRE, acks_late=True)
+def jobs_expire_task() -> int:
+    """Beat, every 5 minutes: job offers nobody answered go back to the landlord."""
+    return jobs_expire()

@@ -33,7 +33,7 @@ from conversations import message_kinds
 from conversations.models import Conversation, IdentityStatus, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
 from llm.types import ToolCall
-from orchestration import buttons, repair_answers, services
+from orchestration import buttons, contractor_turns, repair_answers, services
 from orchestration.context import TurnContext, gathering_is_stale, turn_context_confirmed, turn_context_load
 from orchestration.decide import decide
 from orchestration.emergency_reports import emergency_report_note, emergency_report_open
@@ -92,6 +92,11 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         conversation = _lock(conversation_id)
         if _any_processed(message_ids):
             return None
+        # A contractor's messages go to dispatch, never to the tenant's assistant.
+        if contractor := contractor_turns.contractor_turn(
+            conversation=conversation, message_ids=message_ids, started=started
+        ):
+            return contractor
         # The repair loop's own questions are answered with the model on or off, taken over or not.
         if settled := repair_answers.answer_settle(conversation=conversation, message_ids=message_ids, started=started):
             return settled

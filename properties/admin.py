@@ -11,9 +11,18 @@ from django.db.models import Q
 
 from properties.admin_scoping import ALL_PERMISSIONS, ScopedModelAdmin, ScopedModelForm, ScopedTabularInline
 from properties.location import coordinates_clean
-from properties.models import Membership, Organization, Property, Tenancy, Tenant, WhatsAppNumber
+from properties.models import (
+    Contractor,
+    Membership,
+    Organization,
+    Property,
+    RepairCategory,
+    Tenancy,
+    Tenant,
+    WhatsAppNumber,
+)
 from properties.selectors import property_list
-from properties.services import phone_normalize
+from properties.services import areas_clean, phone_normalize, whatsapp_clean
 
 admin.site.site_header = "Repairs: landlord workplace"
 admin.site.site_title = "Repairs"
@@ -211,3 +220,55 @@ class TenancyAdmin(ScopedModelAdmin):
         import datetime
 
         return obj.end_date is None or obj.end_date >= datetime.date.today()
+
+
+WEEKDAYS = [(0, "Mon"), (1, "Tue"), (2, "Wed"), (3, "Thu"), (4, "Fri"), (5, "Sat"), (6, "Sun")]
+
+
+class ContractorForm(ScopedModelForm):
+    trades = forms.MultipleChoiceField(
+        choices=RepairCategory.choices, widget=forms.CheckboxSelectMultiple, required=False
+    )
+    working_days = forms.TypedMultipleChoiceField(
+        choices=WEEKDAYS, coerce=int, widget=forms.CheckboxSelectMultiple, required=False
+    )
+
+    def clean_areas(self):
+        return areas_clean(self.cleaned_data["areas"])
+
+    def clean_whatsapp(self):
+        try:
+            return whatsapp_clean(self.cleaned_data["whatsapp"])
+        except ValidationError as error:
+            raise ValidationError(error.message_dict["whatsapp"]) from None
+
+
+@admin.register(Contractor)
+class ContractorAdmin(ScopedModelAdmin):
+    form = ContractorForm
+    list_display = ["name", "trade_list", "area_list", "whatsapp", "email", "active", "organization"]
+    list_filter = ["active", "organization"]
+    search_fields = ["name", "whatsapp", "email"]
+    member_permissions = frozenset({"view", "add", "change"})
+    fields = [
+        "organization",
+        "name",
+        "trades",
+        "areas",
+        "whatsapp",
+        "email",
+        "callout_limit",
+        "working_days",
+        "work_starts",
+        "work_ends",
+        "active",
+    ]
+
+    @admin.display(description="Trades")
+    def trade_list(self, obj):
+        labels = dict(RepairCategory.choices)
+        return ", ".join(labels.get(t, t) for t in obj.trades) or "—"
+
+    @admin.display(description="Areas")
+    def area_list(self, obj):
+        return ", ".join(obj.areas) or "everywhere"

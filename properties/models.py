@@ -3,10 +3,14 @@ tenancies. The bottom layer: it imports no other app of the project."""
 
 from __future__ import annotations
 
+import datetime
+
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
+from django.core.validators import RegexValidator
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 # International format: what Twilio sends without its "whatsapp:" prefix.
 E164_PATTERN = r"^\+[1-9][0-9]{6,14}$"
@@ -16,6 +20,23 @@ class Country(models.TextChoices):
     GB = "GB", "Great Britain"
     IE = "IE", "Ireland"
     US = "US", "United States"
+
+
+class RepairCategory(models.TextChoices):
+    """What a repair is about: an issue's category and a contractor's trades."""
+
+    PLUMBING = "plumbing", "Plumbing and leaks"
+    HEATING = "heating", "Heating and hot water"
+    ELECTRICAL = "electrical", "Electrical"
+    GAS = "gas", "Gas"
+    APPLIANCES = "appliances", "Appliances"
+    DAMP_MOULD = "damp_mould", "Damp and mould"
+    STRUCTURAL = "structural", "Structural, roof, windows and doors"
+    SECURITY = "security", "Locks and security"
+    PESTS = "pests", "Pests"
+    SAFETY = "safety", "Fire, smoke and CO alarms"
+    EXTERIOR = "exterior", "Exterior, garden and bins"
+    OTHER = "other", "Other"
 
 
 class Organization(models.Model):
@@ -121,6 +142,12 @@ class Property(models.Model):
     # WGS84, for matching a tenant's location pin to the nearest property.
     latitude = models.DecimalField(max_digits=9, decimal_places=6, null=True, blank=True)
     longitude = models.DecimalField(max_digits=9, decimal_places=6, null=True, blank=True)
+    access_notes = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        help_text="How a contractor gets in: keys, codes, parking. Sent with a job.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -173,3 +200,64 @@ class Tenancy(models.Model):
 
     def __str__(self) -> str:
         return f"{self.tenant} at {self.property.code}"
+
+
+def _weekdays() -> list[int]:
+    return [0, 1, 2, 3, 4]
+
+
+class Contractor(models.Model):
+    """Someone the organization sends repairs to. Their WhatsApp number is how
+    their messages are recognised: they go to dispatch, never to the tenant's
+    assistant (``orchestration/contractor_turns.py``)."""
+
+    organization = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="contractors")
+    name = models.CharField(max_length=200)
+    trades = ArrayField(
+        models.CharField(max_length=16, choices=RepairCategory.choices),
+        default=list,
+        blank=True,
+        help_text="The repair categories they take.",
+    )
+    areas = ArrayField(
+        models.CharField(max_length=8),
+        default=list,
+        blank=True,
+        help_text="Postcode districts they cover, e.g. LS1, LS6 (none: everywhere).",
+    )
+    whatsapp = models.CharField(
+        max_length=32,
+        blank=True,
+        validators=[RegexValidator(E164_PATTERN, "Use the international format, e.g. +447700900123.")],
+        help_text="E.164; jobs are offered here with Accept / Decline.",
+    )
+    email = models.EmailField(blank=True, help_text="Jobs are also sent here, with the tenant's photos.")
+    callout_limit = models.DecimalField(
+        max_digits=8,
+        decimal_places=2,
+        null=True,
+        blank=True,
+        help_text="What they may spend on a call-out without asking.",
+    )
+    working_days = ArrayField(
+        models.PositiveSmallIntegerField(), default=_weekdays, blank=True, help_text="0 = Monday ... 6 = Sunday."
+    )
+    work_starts = models.TimeField(default=datetime.time(8, 0))
+    work_ends = models.TimeField(default=datetime.time(17, 0))
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["organization", "whatsapp"],
+                condition=~Q(whatsapp=""),
+                name="contractor_whatsapp_unique",
+                violation_error_message="Another contractor of this organization has that WhatsApp number.",
+            ),
+            models.CheckConstraint(condition=Q(work_starts__lt=F("work_ends")), name="contractor_hours_valid"),
+        ]
+
+    def __str__(self) -> str:
+        return self.name

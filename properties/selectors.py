@@ -9,7 +9,7 @@ from collections.abc import Collection
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
-from properties.models import Property, Tenancy, Tenant
+from properties.models import Contractor, Property, Tenancy, Tenant
 from properties.scoping import queryset_for_organizations_or_all
 
 # Issue statuses that still need work. properties sits below issues and names
@@ -50,3 +50,8 @@ def tenancies_current(*, tenant: Tenant, on: datetime.date | None = None) -> lis
         .select_related("property")
         .order_by("property__code")
     )
+
+
+def contractor_list(*, organization_ids: Collection[int] | None) -> QuerySet[Contractor]:
+    """Contractors of ``organization_ids`` (every organization when None) by name."""
+    return queryset_for_organizations_or_all(Contractor.objects.order_by("name", "id"), organization_ids)

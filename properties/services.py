@@ -13,13 +13,13 @@ import datetime
 import re
 from collections.abc import Iterable
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from properties.location import coordinates_clean
-from properties.models import E164_PATTERN, Organization, Property, Tenancy, Tenant
+from properties.models import E164_PATTERN, Contractor, Organization, Property, Tenancy, Tenant
 
 E164 = re.compile(E164_PATTERN)
 ModelT = TypeVar("ModelT", bound=models.Model)
@@ -49,6 +49,7 @@ def property_create(
     postcode: str = "",
     latitude: object = None,
     longitude: object = None,
+    access_notes: str = "",
 ) -> Property:
     lat, lon = coordinates_clean(latitude, longitude)
     return _save(
@@ -59,6 +60,7 @@ def property_create(
             postcode=postcode,
             latitude=lat,
             longitude=lon,
+            access_notes=access_notes.strip(),
         )
     )
 
@@ -66,7 +68,7 @@ def property_create(
 def property_update(*, property: Property, **changes: object) -> Property:
     """Change a property's code, address, postcode or coordinates. Coordinates
     are checked as a pair: one given alone is checked with the other's stored value."""
-    for field in changes.keys() - {"code", "address", "postcode", "latitude", "longitude"}:
+    for field in changes.keys() - {"code", "address", "postcode", "latitude", "longitude", "access_notes"}:
         raise ValidationError({field: "This field cannot be changed."})
     if "latitude" in changes or "longitude" in changes:
         changes["latitude"], changes["longitude"] = coordinates_clean(
@@ -164,3 +166,58 @@ def tenancy_update(*, tenancy: Tenancy, **changes: datetime.date | None) -> Tena
 def _dates_check(start_date: datetime.date, end_date: datetime.date | None) -> None:
     if end_date is not None and end_date < start_date:
         raise ValidationError({"end_date": "The tenancy cannot end before it starts."})
+
+
+# --- Contractors ----------------------------------------------------------------
+
+CONTRACTOR_FIELDS = frozenset(
+    {
+        "name",
+        "trades",
+        "areas",
+        "whatsapp",
+        "email",
+        "callout_limit",
+        "working_days",
+        "work_starts",
+        "work_ends",
+        "active",
+    }
+)
+
+
+def areas_clean(areas: list[str]) -> list[str]:
+    """Postcode districts as written on a letter: 'ls6 ' -> 'LS6', no repeats."""
+    return list(dict.fromkeys(a.strip().upper() for a in areas if a.strip()))
+
+
+def whatsapp_clean(whatsapp: str) -> str:
+    """A contractor's number in E.164, or '' for none."""
+    if not whatsapp.strip():
+        return ""
+    try:
+        return phone_normalize(whatsapp)
+    except ValidationError as error:
+        raise ValidationError({"whatsapp": error.message_dict["phone"]}) from None
+
+
+def _contractor_clean(fields: dict[str, Any]) -> dict[str, Any]:
+    if "areas" in fields:
+        fields["areas"] = areas_clean(fields["areas"])
+    if "whatsapp" in fields:
+        fields["whatsapp"] = whatsapp_clean(fields["whatsapp"])
+    return fields
+
+
+def contractor_create(*, organization: Organization, name: str, **fields: Any) -> Contractor:
+    for field in fields.keys() - CONTRACTOR_FIELDS:
+        raise ValidationError({field: "Unknown field."})
+    return _save(Contractor(organization=organization, name=name.strip(), **_contractor_clean(fields)))
+
+
+def contractor_update(*, contractor: Contractor, **changes: Any) -> Contractor:
+    for field in changes.keys() - CONTRACTOR_FIELDS:
+        raise ValidationError({field: "This field cannot be changed."})
+    for name, value in _contractor_clean(changes).items():
+        setattr(contractor, name, value)
+    return _save(contractor)

@@ -9,7 +9,7 @@ from typing import cast
 import django_filters
 from django.db.models import Q
 from django.utils import timezone
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
@@ -17,10 +17,12 @@ from rest_framework.views import APIView
 
 from api.scoping import OrganizationScopedApi
 from issues.deadlines import ClockError, clock_meet, clock_state
-from issues.models import ClockKind, Issue, IssueClock, IssueUpdate
+from issues.dispatch import DispatchError, contractors_suggest, job_offer
+from issues.models import ClockKind, Issue, IssueClock, IssueUpdate, Job
 from issues.selectors import issue_list
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
+from properties.models import Contractor
 
 
 class IssueFilter(django_filters.FilterSet):
@@ -97,6 +99,15 @@ class ClockOutput(serializers.ModelSerializer):
 
     def get_state(self, obj) -> str:
         return clock_state(obj, now=timezone.now(), issue_status=obj.issue.status)
+
+
+class JobOutput(serializers.ModelSerializer):
+    contractor_name = serializers.CharField(source="contractor.name")
+
+    class Meta:
+        model = Job
+        ref_name = "Job"
+        fields = ["id", "contractor", "contractor_name", "state", "offered_at", "respond_by", "responded_at"]
 
 
 class IssueOutput(serializers.ModelSerializer):
@@ -187,10 +198,15 @@ class IssueDetailApi(OrganizationScopedApi, APIView):
 
     class OutputSerializer(IssueOutput):
         updates = serializers.SerializerMethodField()
+        jobs = serializers.SerializerMethodField()
 
         class Meta(IssueOutput.Meta):
             ref_name = "IssueDetail"
-            fields = [*IssueOutput.Meta.fields, "updates"]
+            fields = [*IssueOutput.Meta.fields, "updates", "jobs"]
+
+        @extend_schema_field(JobOutput(many=True))
+        def get_jobs(self, obj) -> list[dict]:
+            return cast("list[dict]", JobOutput(obj.jobs.select_related("contractor"), many=True).data)
 
         def get_updates(self, obj) -> list[dict]:
             updates = IssueDetailApi.UpdateSerializer(obj.updates.order_by("created_at", "id"), many=True)
@@ -311,3 +327,50 @@ class IssueClockMetApi(OrganizationScopedApi, APIView):
         except ClockError as error:
             raise ValidationError({"kind": [str(error)]}) from None
         return Response(IssueDetailApi.OutputSerializer(self.selected_object(issue_list, pk=pk)).data)
+
+
+class IssueDispatchApi(OrganizationScopedApi, APIView):
+    """Who could do the job, and offering it to one of them."""
+
+    class SuggestionOutput(serializers.Serializer):
+        contractor = serializers.IntegerField(source="contractor.pk")
+        name = serializers.CharField(source="contractor.name")
+        score = serializers.IntegerField(help_text="Trade 3, area 2, free 1; -10 when they passed on this job.")
+        reasons = serializers.ListField(child=serializers.CharField())
+        open_jobs = serializers.IntegerField()
+
+        class Meta:
+            ref_name = "ContractorSuggestion"
+
+    class InputSerializer(serializers.Serializer):
+        contractor = serializers.IntegerField()
+
+        class Meta:
+            ref_name = "JobOffer"
+
+        def validate(self, attrs):
+            unknown = set(self.initial_data) - set(self.fields)
+            if unknown:
+                raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
+            return attrs
+
+    @extend_schema(responses=SuggestionOutput(many=True))
+    def get(self, request, pk: int):
+        """The organization's active contractors, best first: trade matching the
+        category, area covering the property's postcode district, who is free."""
+        issue = self.selected_object(issue_list, pk=pk)
+        return Response(self.SuggestionOutput(contractors_suggest(issue=issue), many=True).data)
+
+    @extend_schema(request=InputSerializer, responses={201: JobOutput})
+    def post(self, request, pk: int):
+        """Offer the job: the contractor gets it over WhatsApp with Accept /
+        Decline (and by email); the issue's history records it."""
+        issue = self.selected_object(issue_list, pk=pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        contractor = self.scoped_object(Contractor.objects.all(), pk=serializer.validated_data["contractor"])
+        try:
+            job = job_offer(issue=issue, contractor=contractor, actor=request.user)
+        except DispatchError as error:
+            raise ValidationError({"contractor": [str(error)]}) from None
+        return Response(JobOutput(job).data, status=201)

@@ -11,9 +11,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from api.scoping import OrganizationScopedApi
-from properties.models import Property, Tenancy, Tenant
-from properties.selectors import property_list, tenancy_list, tenant_list
+from properties.models import Contractor, Property, RepairCategory, Tenancy, Tenant
+from properties.selectors import contractor_list, property_list, tenancy_list, tenant_list
 from properties.services import (
+    contractor_create,
+    contractor_update,
     property_create,
     property_update,
     tenancy_create,
@@ -39,6 +41,8 @@ class StrictSerializer(serializers.Serializer):
 
 # --- Properties -------------------------------------------------------------------
 
+ACCESS_HELP = "How a contractor gets in (keys, codes, parking); sent with each job."
+
 
 class PropertyOutput(serializers.ModelSerializer):
     open_issue_count = serializers.IntegerField(read_only=True)
@@ -54,6 +58,7 @@ class PropertyOutput(serializers.ModelSerializer):
             "postcode",
             "latitude",
             "longitude",
+            "access_notes",
             "open_issue_count",
             "created_at",
         ]
@@ -92,6 +97,7 @@ class PropertyListApi(OrganizationScopedApi, generics.ListAPIView):
         postcode = serializers.CharField(max_length=16, required=False, allow_blank=True, default="")
         latitude = degrees_field(90, "WGS84 decimal degrees; with longitude, for matching tenants' location pins.")
         longitude = degrees_field(180)
+        access_notes = serializers.CharField(required=False, allow_blank=True, default="", help_text=ACCESS_HELP)
 
         class Meta:
             ref_name = "PropertyCreate"
@@ -122,6 +128,7 @@ class PropertyDetailApi(OrganizationScopedApi, APIView):
         postcode = serializers.CharField(max_length=16, required=False, allow_blank=True)
         latitude = degrees_field(90, "WGS84 decimal degrees; null with longitude null takes it off the map.")
         longitude = degrees_field(180)
+        access_notes = serializers.CharField(required=False, allow_blank=True, help_text=ACCESS_HELP)
 
         class Meta:
             ref_name = "PropertyChange"
@@ -327,3 +334,98 @@ class TenancyDetailApi(OrganizationScopedApi, APIView):
         serializer.is_valid(raise_exception=True)
         tenancy_update(tenancy=obj, **serializer.validated_data)
         return Response(self.OutputSerializer(self.selected_object(tenancy_list, pk=pk)).data)
+
+
+# --- Contractors ------------------------------------------------------------------
+
+
+class ContractorOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Contractor
+        ref_name = "Contractor"
+        fields = [
+            "id",
+            "organization",
+            "name",
+            "trades",
+            "areas",
+            "whatsapp",
+            "email",
+            "callout_limit",
+            "working_days",
+            "work_starts",
+            "work_ends",
+            "active",
+            "created_at",
+        ]
+
+
+class ContractorFields(StrictSerializer):
+    """The fields a contractor is created with or changed by."""
+
+    trades = serializers.ListField(
+        child=serializers.ChoiceField(choices=RepairCategory.choices), required=False, help_text="Repair categories."
+    )
+    areas = serializers.ListField(
+        child=serializers.CharField(max_length=8), required=False, help_text="Postcode districts; none: everywhere."
+    )
+    whatsapp = serializers.CharField(max_length=32, required=False, allow_blank=True)
+    email = serializers.EmailField(required=False, allow_blank=True)
+    callout_limit = serializers.DecimalField(
+        max_digits=8, decimal_places=2, min_value=0, required=False, allow_null=True
+    )
+    working_days = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=6), required=False, help_text="0 = Monday."
+    )
+    work_starts = serializers.TimeField(required=False)
+    work_ends = serializers.TimeField(required=False)
+    active = serializers.BooleanField(required=False)
+
+
+class ContractorListApi(OrganizationScopedApi, generics.ListAPIView):
+    """Your organizations' contractors; POST adds one."""
+
+    class InputSerializer(ContractorFields):
+        organization = serializers.IntegerField(required=False, help_text="Needed only if you belong to several.")
+        name = serializers.CharField(max_length=200)
+
+        class Meta:
+            ref_name = "ContractorCreate"
+
+    OutputSerializer = ContractorOutput
+    serializer_class = OutputSerializer
+    ordering = ["name", "id"]
+
+    def get_queryset(self):
+        return self.selected(contractor_list)
+
+    @extend_schema(request=InputSerializer, responses={201: OutputSerializer})
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        data = dict(serializer.validated_data)
+        organization = self.organization_for_write(data.pop("organization", None))
+        created = contractor_create(organization=organization, **data)
+        return Response(self.OutputSerializer(created).data, status=201)
+
+
+class ContractorDetailApi(OrganizationScopedApi, APIView):
+    class InputSerializer(ContractorFields):
+        name = serializers.CharField(max_length=200, required=False)
+
+        class Meta:
+            ref_name = "ContractorChange"
+
+    OutputSerializer = ContractorOutput
+
+    @extend_schema(responses=OutputSerializer)
+    def get(self, request, pk: int):
+        return Response(self.OutputSerializer(self.selected_object(contractor_list, pk=pk)).data)
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def patch(self, request, pk: int):
+        obj = self.scoped_object(Contractor.objects.all(), pk=pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        contractor_update(contractor=obj, **serializer.validated_data)
+        return Response(self.OutputSerializer(self.selected_object(contractor_list, pk=pk)).data)

@@ -20,9 +20,9 @@ from django.utils import timezone
 from conversations.models import Conversation, Media, Message
 from emergencies.models import EmergencyAlert, EmergencyRule, SafetyMessage
 from issues.deadlines import issue_clocks_sync
-from issues.models import DeadlinePolicy, Issue, IssuePhoto, IssueUpdate
+from issues.models import DeadlinePolicy, Issue, IssuePhoto, IssueUpdate, Job
 from orchestration.models import Turn
-from properties.models import Membership, Organization
+from properties.models import Contractor, Membership, Organization
 from properties.tests.factories import (
     IssueFactory,
     MembershipFactory,
@@ -204,6 +204,17 @@ def world_build(name: str, *, phone_prefix: str) -> World:
     )
     update = IssueUpdate.objects.create(issue=routine, author="tenant", body="Still loose.")
     [clock, *_] = issue_clocks_sync(issue=emergency)
+    contractor = Contractor.objects.create(
+        organization=organization, name=f"{name} Plumbing", trades=["plumbing"], whatsapp=f"{phone_prefix}9999"
+    )
+    job = Job.objects.create(
+        issue=routine,
+        contractor=contractor,
+        state=Job.State.DECLINED,
+        offered_at=timezone.now(),
+        respond_by=timezone.now(),
+        responded_at=timezone.now(),
+    )
     document = Document.objects.create(
         organization=organization,
         property=property,
@@ -251,6 +262,8 @@ def world_build(name: str, *, phone_prefix: str) -> World:
             "routine": routine,
             "update": update,
             "clock": clock,
+            "contractor": contractor,
+            "job": job,
             "policy": DeadlinePolicy.objects.get(organization=organization, active=True),
             "photo": IssuePhoto.objects.get(issue=emergency),
             "document": document,

@@ -41,6 +41,7 @@ ADMIN_OBJECTS = [
     "rule",
     "safety",
     "policy",
+    "contractor",
 ]
 
 
@@ -214,6 +215,7 @@ def test_admin_urls_cover_every_scoped_admin(worlds):
 API_LISTS = [
     ("/api/v1/issues/", ["emergency", "routine"]),
     ("/api/v1/properties/", ["property"]),
+    ("/api/v1/contractors/", ["contractor"]),
     ("/api/v1/tenants/", ["tenant"]),
     ("/api/v1/tenancies/", ["tenancy"]),
     ("/api/v1/conversations/", ["conversation"]),
@@ -223,6 +225,8 @@ API_DETAILS = [
     ("/api/v1/issues/{}/", "emergency"),
     ("/api/v1/issues/{}/", "routine"),
     ("/api/v1/properties/{}/", "property"),
+    ("/api/v1/contractors/{}/", "contractor"),
+    ("/api/v1/issues/{}/dispatch/", "emergency"),
     ("/api/v1/tenants/{}/", "tenant"),
     ("/api/v1/tenancies/{}/", "tenancy"),
     ("/api/v1/conversations/{}/", "conversation"),

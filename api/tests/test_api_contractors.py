@@ -1,0 +1,60 @@
+"""Contractors and dispatch through the API, inside the caller's organizations."""
+
+import pytest
+
+from issues.models import Job
+from properties.models import Contractor
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_contractor_is_added_with_clean_areas_and_number_and_bad_input_is_refused(alice_api, worlds):
+    response = alice_api.post(
+        "/api/v1/contractors/",
+        {
+            "name": "Sparks Ltd",
+            "trades": ["electrical"],
+            "areas": ["ls6 ", "LS6", "ls1"],
+            "whatsapp": "+44 7700 900702",
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    body = response.json()
+    assert (body["areas"], body["whatsapp"], body["working_days"]) == (["LS6", "LS1"], "+447700900702", [0, 1, 2, 3, 4])
+    bad = alice_api.post("/api/v1/contractors/", {"name": "X", "trades": ["juggling"]}, format="json")
+    assert bad.status_code == 400 and "trades" in bad.json()["error"]["fields"]
+    number = alice_api.post("/api/v1/contractors/", {"name": "Y", "whatsapp": "07700"}, format="json")
+    assert number.status_code == 400 and "whatsapp" in number.json()["error"]["fields"]
+    hours = alice_api.patch(
+        f"/api/v1/contractors/{body['id']}/", {"work_starts": "18:00", "work_ends": "08:00"}, format="json"
+    )
+    assert hours.status_code == 400
+    assert Contractor.objects.filter(organization=worlds[0].organization).count() == 2  # the persona's and Sparks
+
+
+def test_dispatch_lists_suggestions_and_offers_the_job(alice_api, worlds):
+    alice, _ = worlds
+    suggestions = alice_api.get(f"/api/v1/issues/{alice.emergency.pk}/dispatch/").json()
+    assert [s["name"] for s in suggestions] == ["Alice Plumbing"]
+    assert suggestions[0]["reasons"][0] == "does plumbing and leaks"
+    offered = alice_api.post(
+        f"/api/v1/issues/{alice.emergency.pk}/dispatch/", {"contractor": alice.contractor.pk}, format="json"
+    )
+    assert offered.status_code == 201, offered.content
+    assert offered.json()["state"] == "offered"
+    detail = alice_api.get(f"/api/v1/issues/{alice.emergency.pk}/").json()
+    assert [j["contractor_name"] for j in detail["jobs"]] == ["Alice Plumbing"]
+    again = alice_api.post(
+        f"/api/v1/issues/{alice.emergency.pk}/dispatch/", {"contractor": alice.contractor.pk}, format="json"
+    )
+    assert again.status_code == 400 and "already offered" in again.json()["error"]["fields"]["contractor"][0]
+
+
+def test_another_organizations_contractor_cannot_be_offered_a_job(alice_api, worlds):
+    alice, bob = worlds
+    response = alice_api.post(
+        f"/api/v1/issues/{alice.emergency.pk}/dispatch/", {"contractor": bob.contractor.pk}, format="json"
+    )
+    assert response.status_code == 404
+    assert not Job.objects.filter(issue=alice.emergency).exists()

@@ -1,0 +1,267 @@
+"""Dispatch: offering an issue's job to a contractor, and their answer.
+
+The landlord picks a contractor from ``contractors_suggest`` (trade, area,
+who is free) and offers the job (``job_offer``: admin page or API). The
+contractor gets it over WhatsApp, with Accept / Decline buttons, and by
+email. Their tap is read by the turn (``orchestration/contractor_turns.py``)
+and applied by ``job_answer``. Accept assigns the job; Decline, or no answer
+by ``respond_by`` (beat: ``jobs_expire``), goes back to the landlord with
+the next suggestion. Every step is a line in the issue's history.
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.core.mail import EmailMessage
+from django.db import transaction
+from django.db.models import Count, Q
+from django.utils import timezone
+
+from conversations.models import Conversation, Message
+from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
+from issues.landlord import landlord_tell
+from issues.models import Issue, IssueUpdate, Job
+from issues.working_time import zone_get
+from properties.models import Contractor
+
+logger = logging.getLogger(__name__)
+
+JOB_ACTION = "job"  # payloads job:accept:<job id>, job:decline:<job id>
+JOB_PURPOSE = "job_offer"  # the offer, and its template's key in WHATSAPP_TEMPLATES
+LIVE = (Job.State.OFFERED, Job.State.ACCEPTED)
+ANSWER_HINT = "Reply 1 to Accept, 2 to Decline."
+
+
+class DispatchError(ValueError):
+    """The offer or answer is not possible now; the message says why."""
+
+
+def postcode_district(postcode: str) -> str:
+    """'LS6 2AB' -> 'LS6'; 'ls62ab' -> 'LS6'; '' when it is not a full UK postcode."""
+    compact = re.sub(r"\s+", "", postcode or "").upper()
+    match = re.fullmatch(r"([A-Z]{1,2}[0-9][A-Z0-9]?)([0-9][A-Z]{2})", compact)
+    return match.group(1) if match else ""
+
+
+@dataclass
+class Suggestion:
+    contractor: Contractor
+    score: int
+    reasons: list[str] = field(default_factory=list)
+    open_jobs: int = 0
+
+
+def contractors_suggest(*, issue: Issue) -> list[Suggestion]:
+    """The organization's active contractors ranked for ``issue``: trade
+    matching its category (3), area covering its property's postcode district
+    or no areas set (2), free of open jobs (1), then fewest open jobs, then
+    name. Those who declined or let this issue's offer lapse come last."""
+    district = postcode_district(issue.property.postcode)
+    contractors = (
+        Contractor.objects.filter(organization_id=issue.organization_id, active=True)
+        .annotate(open_jobs=Count("jobs", filter=Q(jobs__state__in=LIVE)))
+        .order_by("name")
+    )
+    passed = set(
+        Job.objects.filter(issue=issue, state__in=[Job.State.DECLINED, Job.State.EXPIRED]).values_list(
+            "contractor_id", flat=True
+        )
+    )
+    suggestions = []
+    for contractor in contractors:
+        s = Suggestion(contractor=contractor, score=0, open_jobs=contractor.open_jobs)
+        if issue.category in contractor.trades:
+            s.score += 3
+            s.reasons.append(f"does {issue.get_category_display().lower()}")
+        if not contractor.areas or district in contractor.areas:
+            s.score += 2
+            s.reasons.append(f"covers {district or 'the area'}" if contractor.areas else "covers every area")
+        if not contractor.open_jobs:
+            s.score += 1
+            s.reasons.append("free")
+        else:
+            s.reasons.append(f"{contractor.open_jobs} open job{'s' if contractor.open_jobs > 1 else ''}")
+        if contractor.pk in passed:
+            s.score -= 10
+            s.reasons.append("passed on this job")
+        suggestions.append(s)
+    return sorted(suggestions, key=lambda s: (-s.score, s.open_jobs, s.contractor.name))
+
+
+def _contractor_conversation(contractor: Contractor) -> Conversation:
+    conversation, _ = Conversation.objects.get_or_create(
+        organization_id=contractor.organization_id,
+        phone=contractor.whatsapp,
+        defaults={"whatsapp_id": f"whatsapp:{contractor.whatsapp}"},
+    )
+    return conversation
+
+
+def _offer_text(issue: Issue, job: Job) -> str:
+    photos = issue.photos.count()
+    lines = [
+        f"New job {issue.reference} from {issue.organization.name}: {issue.title}",
+        f"Address: {issue.property.address}, {issue.property.postcode}".rstrip(", "),
+        f"Urgency: {issue.get_urgency_display()}. Where: {issue.location or 'not said'}.",
+        f"The tenant says: {issue.description[:500]}",
+    ]
+    if issue.property.access_notes:
+        lines.append(f"Access: {issue.property.access_notes}")
+    if photos:
+        lines.append(f"{photos} photo{'s' if photos > 1 else ''} by email.")
+    if job.contractor.callout_limit is not None:
+        lines.append(f"Call-out limit without asking: {job.contractor.callout_limit}.")
+    lines.append(f"Please answer by {_when(issue, job.respond_by)}. {ANSWER_HINT}")
+    return "\n".join(lines)
+
+
+def job_offer(*, issue: Issue, contractor: Contractor, actor: Any = None) -> Job:
+    """Offer ``issue``'s job to ``contractor`` (of the issue's organization).
+    Raises DispatchError when the issue is done, already has a contractor
+    offered or assigned, or the contractor cannot be reached."""
+    with transaction.atomic():
+        issue = (
+            Issue.objects.select_for_update(of=("self",)).select_related("property", "organization").get(pk=issue.pk)
+        )
+        if contractor.organization_id != issue.organization_id or not contractor.active:
+            raise DispatchError("Choose an active contractor of the issue's organization.")
+        if not issue.is_open():
+            raise DispatchError(f"{issue.reference} is {issue.get_status_display().lower()}: reopen it first.")
+        live = Job.objects.filter(issue=issue, state__in=LIVE).select_related("contractor").first()
+        if live is not None:
+            raise DispatchError(
+                f"{issue.reference} is already {live.get_state_display().lower()} by {live.contractor.name}."
+            )
+        if not contractor.whatsapp and not contractor.email:
+            raise DispatchError(f"{contractor.name} has no WhatsApp number or email to send the job to.")
+        now = timezone.now()
+        job = Job.objects.create(
+            issue=issue,
+            contractor=contractor,
+            offered_by=actor if actor is not None and actor.pk else None,
+            offered_at=now,
+            respond_by=now + datetime.timedelta(hours=settings.DISPATCH_RESPONSE_HOURS),
+        )
+        body = _offer_text(issue, job)
+        if contractor.whatsapp:
+            outbound_choice_queue(
+                conversation=_contractor_conversation(contractor),
+                body=body,
+                choices=[
+                    Choice(payload=f"{JOB_ACTION}:accept:{job.pk}", title="Accept"),
+                    Choice(payload=f"{JOB_ACTION}:decline:{job.pk}", title="Decline"),
+                ],
+                purpose=JOB_PURPOSE,
+                content_variables={"1": f"{issue.reference}: {issue.title}", "2": str(job.pk)},
+                author=Message.Author.SYSTEM,
+            )
+        if contractor.email:
+            _offer_email(issue, contractor, body)
+        who = (actor.get_username() if actor is not None else "") or "the system"
+        IssueUpdate.objects.create(
+            issue=issue,
+            author=IssueUpdate.Author.LANDLORD if actor is not None else IssueUpdate.Author.SYSTEM,
+            user=actor if actor is not None and actor.pk else None,
+            body=f"Job offered to {contractor.name} by {who}; answer due {_when(issue, job.respond_by)}.",
+        )
+    return job
+
+
+def _offer_email(issue: Issue, contractor: Contractor, body: str) -> None:
+    photos = [p.media for p in issue.photos.select_related("media") if p.media.file]
+    email = EmailMessage(
+        subject=f"New job {issue.reference}: {issue.title}",
+        body=body.replace(ANSWER_HINT, "Answer on WhatsApp, or call the agency."),
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=[contractor.email],
+    )
+    for media in photos:
+        email.attach((media.file.name or "photo").rsplit("/", 1)[-1], media.file.read(), media.content_type or None)
+    transaction.on_commit(email.send)
+
+
+def _when(issue: Issue, moment: datetime.datetime) -> str:
+    return f"{moment.astimezone(zone_get(issue.organization.timezone)):%a %d %b %H:%M}"
+
+
+def _landlord(issue: Issue, tell: str) -> None:
+    landlord_tell(organization=issue.organization, subject=f"[{issue.reference}] {tell}", body=f"{issue.title}\n{tell}")
+
+
+def next_suggestion_text(issue: Issue) -> str:
+    ranked = [s for s in contractors_suggest(issue=issue) if "passed on this job" not in s.reasons]
+    if not ranked:
+        return "No other active contractor is on record: add one, or arrange it yourself."
+    best = ranked[0]
+    return f"Next suggestion: {best.contractor.name} ({', '.join(best.reasons)})."
+
+
+def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
+    """The contractor's Accept or Decline, from their own number. Returns what
+    was done (for the turn's trace); raises DispatchError when the offer is
+    not theirs or not open any more."""
+    with transaction.atomic():
+        job = (
+            Job.objects.select_for_update(of=("self",))
+            .select_related("issue__organization", "issue__property", "contractor")
+            .filter(
+                pk=job_id, issue__organization_id=conversation.organization_id, contractor__whatsapp=conversation.phone
+            )
+            .first()
+        )
+        if job is None:
+            raise DispatchError("no such job was offered to this number")
+        issue, contractor = job.issue, job.contractor
+        if job.state != Job.State.OFFERED:
+            raise DispatchError(f"the offer of {issue.reference} is {job.get_state_display().lower()} already")
+        job.state = Job.State.ACCEPTED if accept else Job.State.DECLINED
+        job.responded_at = timezone.now()
+        job.save(update_fields=["state", "responded_at"])
+        verb = "accepted" if accept else "declined"
+        IssueUpdate.objects.create(
+            issue=issue, author=IssueUpdate.Author.SYSTEM, body=f"{contractor.name} {verb} the job."
+        )
+        if accept:
+            reply = f"Thanks, {issue.reference} is yours. {issue.organization.name} will be in touch to book the visit."
+            tell = f"{contractor.name} accepted {issue.reference}."
+        else:
+            reply = f"Thanks for letting us know. {issue.reference} has gone back to {issue.organization.name}."
+            tell = f"{contractor.name} declined {issue.reference}. {next_suggestion_text(issue)}"
+        outbound_text_queue(conversation=conversation, body=reply, purpose="dispatch")
+        _landlord(issue, tell)
+    return f"{issue.reference}: {contractor.name} {verb}"
+
+
+def jobs_expire(*, now: datetime.datetime | None = None) -> int:
+    """Beat: offers nobody answered by ``respond_by`` lapse; the landlord gets
+    the next suggestion and the contractor is told. Returns how many."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        lapsed = list(
+            Job.objects.select_for_update(of=("self",), skip_locked=True)
+            .select_related("issue__organization", "issue__property", "contractor")
+            .filter(state=Job.State.OFFERED, respond_by__lte=now)
+        )
+        for job in lapsed:
+            Job.objects.filter(pk=job.pk).update(state=Job.State.EXPIRED, responded_at=now)
+            issue, contractor = job.issue, job.contractor
+            IssueUpdate.objects.create(
+                issue=issue,
+                author=IssueUpdate.Author.SYSTEM,
+                body=f"{contractor.name} did not answer the offer in time.",
+            )
+            tell = f"{contractor.name} did not answer for {issue.reference}. {next_suggestion_text(issue)}"
+            _landlord(issue, tell)
+            if contractor.whatsapp:
+                outbound_text_queue(
+                    conversation=_contractor_conversation(contractor),
+                    body=f"The offer of {issue.reference} has lapsed; no need to reply.",
+                    purpose="dispatch",
+                )
+    return len(lapsed)

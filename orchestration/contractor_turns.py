@@ -1,0 +1,74 @@
+"""A contractor's messages: recognised by their number (an active
+``Contractor`` of the organization), they go to the dispatch flow and never
+to the tenant's turn engine. A tap or typed answer to a job offer (Accept /
+Decline, ``job:accept:<id>``) is applied by ``issues.dispatch.job_answer``;
+anything else is passed on to the landlord, and the contractor is told so."""
+
+from __future__ import annotations
+
+from conversations.models import Conversation, Message
+from conversations.outbound import outbound_text_queue
+from issues.dispatch import JOB_ACTION, DispatchError, job_answer
+from issues.landlord import landlord_tell
+from orchestration import buttons
+from orchestration.gating import Snapshot
+from orchestration.models import Turn
+from orchestration.trace import STRUCTURED_MODEL, Decision, turn_record
+from properties.models import Contractor
+
+
+def _job(conversation: Conversation, payload: buttons.Payload, snapshot: Snapshot) -> buttons.Settled | str:
+    if payload.value not in ("accept", "decline") or not payload.ref.isdigit():
+        return f"{payload.value!r} is not an answer to a job offer"
+    return buttons.Settled(
+        name="job_answer",
+        apply=lambda: job_answer(conversation=conversation, job_id=int(payload.ref), accept=payload.value == "accept"),
+    )
+
+
+buttons.button_action_register(JOB_ACTION, _job, any_question=True)
+
+
+def contractor_of(conversation: Conversation) -> Contractor | None:
+    return Contractor.objects.filter(
+        organization_id=conversation.organization_id, whatsapp=conversation.phone, active=True
+    ).first()
+
+
+def contractor_turn(*, conversation: Conversation, message_ids: list[int], started: float) -> Turn | None:
+    """The Turn of a contractor's messages, or None when the number is not a
+    contractor's (the tenant's turn goes on)."""
+    contractor = contractor_of(conversation)
+    if contractor is None:
+        return None
+    messages = list(Message.objects.filter(pk__in=message_ids, direction=Message.Direction.INBOUND).order_by("id"))
+    snapshot = Snapshot(identity=conversation.identity_status, gathering=conversation.gathering_state)
+    answer = buttons.answer_read(conversation=conversation, messages=messages, snapshot=snapshot)
+    entry: dict[str, object] = {"model": STRUCTURED_MODEL, "name": "contractor_message"}
+    if answer is not None and answer.settled is not None:
+        try:
+            entry["result"] = answer.settled.apply()
+        except DispatchError as error:
+            entry["result"] = f"refused: {error}"
+            outbound_text_queue(
+                conversation=conversation, body=f"That offer is not open any more ({error}).", purpose="dispatch"
+            )
+        entry |= {"name": answer.settled.name, "via": "typed" if answer.typed else "button", "payload": answer.payload}
+        outcome = "contractor_answer"
+    else:
+        words = "\n".join(m.body for m in messages if m.body) or "(a message with no text)"
+        landlord_tell(
+            organization=conversation.organization,
+            subject=f"Message from {contractor.name}: {words[:120]}",
+            body=f"{contractor.name} ({contractor.whatsapp}) wrote:\n{words}",
+        )
+        outbound_text_queue(
+            conversation=conversation,
+            body=f"Thanks, I've passed your message on to {conversation.organization.name}.",
+            purpose="dispatch",
+        )
+        entry["result"] = "passed on to the landlord"
+        outcome = "contractor_message"
+    decision = Decision()
+    decision.trace.append(entry)
+    return turn_record(conversation, message_ids, outcome=outcome, started=started, decision=decision)

@@ -1,0 +1,165 @@
+"""Dispatch: suggesting a contractor, offering the job over WhatsApp (real
+twilio SDK against the stub), and the contractor's Accept / Decline through
+the signed webhook, never reaching the tenant's assistant."""
+
+from __future__ import annotations
+
+import datetime
+import json
+
+import pytest
+import time_machine
+from django.core import mail
+from django.utils import timezone
+
+from conversations.delivery import message_send
+from conversations.models import Message
+from issues.dispatch import DispatchError, contractors_suggest, job_offer, jobs_expire, postcode_district
+from issues.models import IssueUpdate, Job
+from orchestration.models import Turn
+from properties.models import Contractor
+from properties.tests.factories import IssueFactory, OrganizationFactory, UserFactory
+
+PLUMBER = "+447700900701"
+ELECTRICIAN = "+447700900702"
+
+
+@pytest.fixture(autouse=True)
+def _classifier_off(settings):
+    settings.EMERGENCY_CLASSIFIER = "off"
+
+
+@pytest.fixture
+def leak(home):
+    home.contact_whatsapp = "+447700900555"
+    home.save()
+    flat = home.properties.get(code="FLAT-1")
+    flat.access_notes = "Key safe by the door, code 1234."
+    flat.save()
+    Contractor.objects.create(
+        organization=home,
+        name="Leeds Plumbing",
+        trades=["plumbing"],
+        areas=["LS1"],
+        whatsapp=PLUMBER,
+        email="jobs@leedsplumbing.example",
+    )
+    Contractor.objects.create(organization=home, name="Wakefield Plumbing", trades=["plumbing"], areas=["WF1"])
+    Contractor.objects.create(organization=home, name="Sparks Ltd", trades=["electrical"], whatsapp=ELECTRICIAN)
+    return IssueFactory(
+        organization=home, property=flat, reference="R2611-LEAK01", title="Leak under the sink", category="plumbing"
+    )
+
+
+def names(suggestions):
+    return [s.contractor.name for s in suggestions]
+
+
+def test_postcode_districts_are_read_as_written_on_a_letter():
+    assert [postcode_district(p) for p in ["LS1 4AB", "ls14ab", "SW1A 1AA", "EC1V 9HX", "", "12345"]] == [
+        "LS1",
+        "LS1",
+        "SW1A",
+        "EC1V",
+        "",
+        "",
+    ]
+
+
+def test_suggestions_rank_trade_then_area_then_who_is_free(leak):
+    assert names(contractors_suggest(issue=leak)) == ["Leeds Plumbing", "Wakefield Plumbing", "Sparks Ltd"]
+    best = contractors_suggest(issue=leak)[0]
+    assert best.reasons == ["does plumbing and leaks", "covers LS1", "free"]
+    # A plumber busy on another job drops below an equally placed free one.
+    Contractor.objects.filter(name="Wakefield Plumbing").update(areas=["LS1"])
+    other = IssueFactory(organization=leak.organization, property=leak.property, category="plumbing")
+    job_offer(issue=other, contractor=Contractor.objects.get(name="Leeds Plumbing"))
+    assert names(contractors_suggest(issue=leak))[:2] == ["Wakefield Plumbing", "Leeds Plumbing"]
+
+
+def test_another_organizations_contractor_is_never_suggested_or_offered(leak):
+    stranger = Contractor.objects.create(
+        organization=OrganizationFactory(), name="Elsewhere Ltd", trades=["plumbing"], whatsapp="+447700900799"
+    )
+    assert "Elsewhere Ltd" not in names(contractors_suggest(issue=leak))
+    with pytest.raises(DispatchError, match="active contractor of the issue's organization"):
+        job_offer(issue=leak, contractor=stranger)
+    assert not Job.objects.exists()
+
+
+def test_the_offer_goes_by_whatsapp_template_with_accept_decline_and_by_email_with_the_details(
+    leak, twilio_stub, settings, django_capture_on_commit_callbacks
+):
+    settings.WHATSAPP_TEMPLATES = {"job_offer": "HX" + "j" * 32}
+    plumber = Contractor.objects.get(name="Leeds Plumbing")
+    with django_capture_on_commit_callbacks(execute=True):
+        job = job_offer(issue=leak, contractor=plumber, actor=UserFactory(username="sam"))
+    offer = Message.objects.get(raw_payload__purpose="job_offer")
+    assert offer.to_address == f"whatsapp:{PLUMBER}"
+    assert [c["payload"] for c in offer.raw_payload["choices"]] == [f"job:accept:{job.pk}", f"job:decline:{job.pk}"]
+    assert "Flat 1, 12 Harbour Street, Leeds, LS1 4AB" in offer.body and "Key safe by the door" in offer.body
+    message_send(message_id=offer.pk)  # the contractor never wrote to us: outside the window, the template
+    [sent] = twilio_stub.sent
+    assert sent["ContentSid"] == "HX" + "j" * 32
+    assert json.loads(sent["ContentVariables"]) == {"1": "R2611-LEAK01: Leak under the sink", "2": str(job.pk)}
+    [email] = mail.outbox
+    assert email.to == ["jobs@leedsplumbing.example"] and "Key safe by the door" in email.body
+    assert IssueUpdate.objects.filter(issue=leak).latest("id").body.startswith("Job offered to Leeds Plumbing by sam")
+    with pytest.raises(DispatchError, match="already offered"):
+        job_offer(issue=leak, contractor=Contractor.objects.get(name="Wakefield Plumbing"))
+
+
+def test_the_contractor_taps_accept_and_the_tenants_assistant_never_hears_of_it(leak, tenant_says):
+    job = job_offer(issue=leak, contractor=Contractor.objects.get(name="Leeds Plumbing"))
+    replies = tenant_says(
+        "Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"}
+    )
+    assert replies == ["Thanks, R2611-LEAK01 is yours. Harbour Lettings will be in touch to book the visit."]
+    job.refresh_from_db()
+    assert job.state == "accepted" and job.responded_at is not None
+    turn = Turn.objects.latest("id")
+    assert turn.outcome == "contractor_answer" and turn.input_tokens == 0
+    told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
+    assert told == "[R2611-LEAK01] Leeds Plumbing accepted R2611-LEAK01."
+    # A second tap changes nothing.
+    again = tenant_says(
+        "Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"}
+    )
+    assert again == ["That offer is not open any more (the offer of R2611-LEAK01 is accepted already)."]
+
+
+def test_a_decline_typed_as_a_number_goes_back_to_the_landlord_with_the_next_suggestion(leak, tenant_says):
+    job = job_offer(issue=leak, contractor=Contractor.objects.get(name="Leeds Plumbing"))
+    tenant_says("2", phone=PLUMBER)
+    job.refresh_from_db()
+    assert job.state == "declined"
+    told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
+    assert told == (
+        "[R2611-LEAK01] Leeds Plumbing declined R2611-LEAK01. Next suggestion: Wakefield Plumbing "
+        "(does plumbing and leaks, free)."
+    )
+    assert names(contractors_suggest(issue=leak))[-1] == "Leeds Plumbing"  # passed on it: last
+
+
+def test_any_other_message_from_a_contractor_is_passed_on_to_the_landlord(leak, tenant_says):
+    replies = tenant_says("running late, there by 3", phone=ELECTRICIAN)
+    assert replies == ["Thanks, I've passed your message on to Harbour Lettings."]
+    told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
+    assert told == "Message from Sparks Ltd: running late, there by 3"
+    assert Turn.objects.latest("id").outcome == "contractor_message"
+
+
+def test_an_unanswered_offer_lapses_once_and_the_landlord_gets_the_next_suggestion(leak, settings):
+    settings.DISPATCH_RESPONSE_HOURS = 4
+    job = job_offer(issue=leak, contractor=Contractor.objects.get(name="Leeds Plumbing"))
+    with time_machine.travel(timezone.now() + datetime.timedelta(hours=3)):
+        assert jobs_expire() == 0
+    with time_machine.travel(timezone.now() + datetime.timedelta(hours=4, minutes=1)):
+        assert jobs_expire() == 1
+        assert jobs_expire() == 0
+    job.refresh_from_db()
+    assert job.state == "expired"
+    told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
+    assert "did not answer for R2611-LEAK01. Next suggestion: Wakefield Plumbing" in told
+    lapsed = Message.objects.filter(to_address=f"whatsapp:{PLUMBER}").latest("id").body
+    assert lapsed == "The offer of R2611-LEAK01 has lapsed; no need to reply."
