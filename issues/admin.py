@@ -10,7 +10,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Case, IntegerField, Value, When
+from django.db.models import Case, Count, IntegerField, Value, When
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -21,12 +21,12 @@ from issues.admin_forms import ClockMetForm, IssueStatusForm, ScheduleForm
 from issues.deadlines import ClockError, clock_meet, clock_summary, duration_text, issue_clocks_sync
 from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer
 from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Issue, IssuePhoto, IssueUpdate
-from issues.selectors import issue_list
+from issues.selectors import DUE_SOON_HOURS, issue_list, issues_by_deadline
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import TRANSITIONS, IssueStatusError, issue_status_change
-from issues.working_time import zone_get
 from properties.admin_display import ADMIN_CSS, age, badge, thumbnails
 from properties.admin_scoping import ScopedModelAdmin, ScopedTabularInline
+from properties.working_time import zone_get
 
 Status = Issue.Status
 STATUS_VERBS: dict[str, str] = {
@@ -101,9 +101,6 @@ class OpenFilter(admin.SimpleListFilter):
         return queryset
 
 
-DUE_SOON_HOURS = 24  # the list's amber badge and the "due within a day" filter
-
-
 class DeadlineFilter(admin.SimpleListFilter):
     title = "deadline"
     parameter_name = "deadline"
@@ -112,15 +109,8 @@ class DeadlineFilter(admin.SimpleListFilter):
         return [("overdue", "Overdue"), ("soon", f"Due within {DUE_SOON_HOURS} h"), ("running", "Any clock running")]
 
     def queryset(self, request, queryset):
-        if self.value() is None:
-            return queryset
-        running = queryset.exclude(status=Status.CLOSED).filter(next_due__isnull=False)
-        now = timezone.now()
-        if self.value() == "overdue":
-            return running.filter(next_due__lte=now)
-        if self.value() == "soon":
-            return running.filter(next_due__gt=now, next_due__lte=now + datetime.timedelta(hours=DUE_SOON_HOURS))
-        return running
+        which = self.value()
+        return queryset if which is None else issues_by_deadline(queryset, which)
 
 
 @admin.register(Issue)
@@ -667,6 +657,7 @@ class DeadlineRuleInline(ScopedTabularInline):
     model = DeadlineRule
     extra = 0
     fields = ["hazard", "clock", "amount", "unit", "starts"]
+    member_permissions = frozenset({"view", "add", "change", "delete"})
 
 
 @admin.register(DeadlinePolicy)
@@ -680,11 +671,14 @@ class DeadlinePolicyAdmin(ScopedModelAdmin):
     actions = ["make_active"]
     member_permissions = frozenset({"view", "add", "change"})
 
-    @admin.action(description="Make the active policy")
+    @admin.action(description="Make the active policy", permissions=["change"])
     def make_active(self, request, queryset):
-        chosen = list(queryset)
+        chosen = list(queryset.annotate(rule_count=Count("rules")))
         if len({p.organization_id for p in chosen}) != len(chosen):
             self.message_user(request, "Choose one policy per organization.", messages.ERROR)
+            return
+        if empty := [p.name for p in chosen if not p.rule_count]:
+            self.message_user(request, f"{', '.join(empty)} has no rules yet: add them first.", messages.ERROR)
             return
         for policy in chosen:
             with transaction.atomic():

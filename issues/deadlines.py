@@ -9,14 +9,16 @@ and how long each has (``DeadlineRule``). An issue's hazard is
 
 Clocks start when their start event happens: the report (the issue's
 creation) or the investigation (``clock_meet(kind="investigated")``). Each
-keeps its due time, computed once with ``working_time.deadline_add`` in the
-organization's time zone and public holidays, so a later edit of the policy
-never moves a running clock. Changing an issue's urgency or category
-re-aims its unmet clocks (``issue_clocks_sync``).
+keeps its due time, computed with ``working_time.deadline_add`` in the
+organization's time zone and public holidays; editing the policy does not
+move it by itself. Changing an issue's urgency or category, or recording the
+investigation, re-aims its unmet clocks under the active policy
+(``issue_clocks_sync``). A closed issue starts no clock.
 
 A clock is met by the landlord (``clock_meet``, admin button or API), and by
 resolving the issue: that meets made safe, investigated, works started and
-resolved; the written summary must still be sent. Reopening restarts the
+resolved, and starts the written summary's clock if the investigation had
+not been recorded; the summary must still be sent. Reopening restarts the
 resolved clock with its old due time. Beat's ``clocks_check`` warns the
 manager once before a clock runs out and once when it is missed, by email and
 WhatsApp, with a line in the issue's history; the times it did so are on the
@@ -36,8 +38,8 @@ from django.utils import timezone
 
 from issues.landlord import landlord_tell
 from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Hazard, Issue, IssueClock, IssueUpdate
-from issues.working_time import deadline_add, zone_get
 from properties.models import Organization
+from properties.working_time import deadline_add, zone_get
 
 logger = logging.getLogger(__name__)
 
@@ -152,8 +154,10 @@ def issue_clocks_sync(*, issue: Issue) -> list[IssueClock]:
             wanted.add(rule.clock)
             existing = clocks.get(rule.clock)
             if existing is None:
+                if issue.status == Issue.Status.CLOSED:
+                    continue  # a closed issue's clocks are stopped: none starts
                 clocks[rule.clock] = IssueClock.objects.create(
-                    issue=issue, kind=rule.clock, **_clock_values(issue, rule, start)
+                    issue=issue, kind=rule.clock, **_clock_values(issue, rule, start), met_at=_met_already(issue, rule)
                 )
             elif existing.met_at is None:
                 values = _clock_values(issue, rule, start)
@@ -169,6 +173,13 @@ def issue_clocks_sync(*, issue: Issue) -> list[IssueClock]:
     return sorted(clocks.values(), key=lambda c: c.due_at)
 
 
+def _met_already(issue: Issue, rule: DeadlineRule) -> datetime.datetime | None:
+    """A clock started on a resolved issue is met already if resolving meets it."""
+    if issue.status == Issue.Status.RESOLVED and rule.clock in MET_BY_RESOLVING:
+        return issue.resolved_at or timezone.now()
+    return None
+
+
 def clock_meet(
     *, issue: Issue, kind: str, actor: Any = None, at: datetime.datetime | None = None, note: str = ""
 ) -> IssueClock:
@@ -179,6 +190,8 @@ def clock_meet(
     now = timezone.now()
     at = at or now
     with transaction.atomic():
+        # The issue first, as a status change locks it: never the other way round.
+        issue = Issue.objects.select_for_update(of=("self",)).select_related("organization").get(pk=issue.pk)
         clock = IssueClock.objects.select_for_update().filter(issue=issue, kind=kind).first()
         label = ClockKind(kind).label.lower() if kind in ClockKind.values else kind
         if clock is None:
@@ -211,6 +224,10 @@ def clocks_on_status(*, issue: Issue, status: str, at: datetime.datetime) -> Non
     transaction): resolving meets ``MET_BY_RESOLVING``, reopening runs the
     resolved clock again."""
     if status == Issue.Status.RESOLVED:
+        # Resolving means it was investigated: the clocks that run from the
+        # investigation (the written summary) start now if they had not.
+        IssueClock.objects.filter(issue=issue, kind=ClockKind.INVESTIGATED, met_at__isnull=True).update(met_at=at)
+        issue_clocks_sync(issue=issue)
         IssueClock.objects.filter(issue=issue, kind__in=MET_BY_RESOLVING, met_at__isnull=True).update(met_at=at)
     elif status == Issue.Status.OPEN:
         IssueClock.objects.filter(issue=issue, kind=ClockKind.RESOLVED).update(met_at=None, met_by=None)

@@ -27,8 +27,8 @@ from conversations.models import Conversation, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
 from issues.landlord import landlord_tell
 from issues.models import Issue, IssueUpdate, Job
-from issues.working_time import zone_get
 from properties.models import Contractor
+from properties.working_time import zone_get
 
 logger = logging.getLogger(__name__)
 

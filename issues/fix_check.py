@@ -7,9 +7,9 @@ template is configured, the approved ``issue_fixed`` template outside it,
 numbered text otherwise). The turn engine reads the answer
 (``orchestration/repair_answers.py``) and calls the services here:
 
-- **Yes**: recorded; the tenant is asked for a rating, 1 to 5 (numbered), then
-  invited to add a comment. The next text after that invitation is the
-  comment (``follow_up_record``).
+- **Yes**: recorded and the issue closed; the tenant is asked for a rating,
+  1 to 5 (numbered), then invited to add a comment. The next text after that
+  invitation is the comment (``follow_up_record``); the model still answers it.
 - **No**: the issue is reopened (its resolved clock runs again), the manager
   is alerted, and the tenant is asked what is still wrong; their next text
   goes on the issue's history and to the manager.
@@ -26,6 +26,7 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
@@ -44,17 +45,28 @@ COMMENT_PURPOSE = "issue_rating_comment"
 NOT_FIXED_PURPOSE = "issue_not_fixed"
 FOLLOW_UP_PURPOSES = (COMMENT_PURPOSE, NOT_FIXED_PURPOSE)
 FOLLOW_UP_MAX_CHARS = 2000
+FOLLOW_UP_WINDOW = datetime.timedelta(hours=12)
 
 
 class FixCheckError(ValueError):
     """The answer does not apply now; the message says why (for the model's note)."""
 
 
+def issues_answerable(conversation: Conversation) -> QuerySet[Issue]:
+    """The issues whose questions this conversation answers: those reported in
+    it, and those entered by hand for the tenant with this number (the
+    question went to their conversation: ``status._tenant_notify``)."""
+    return Issue.objects.filter(organization_id=conversation.organization_id).filter(
+        Q(conversation=conversation) | Q(conversation__isnull=True, tenant__phone=conversation.phone)
+    )
+
+
 def _locked(conversation: Conversation, reference: str) -> Issue:
     issue = (
-        Issue.objects.select_for_update(of=("self",))
+        issues_answerable(conversation)
+        .select_for_update(of=("self",))
         .select_related("organization", "property")
-        .filter(organization_id=conversation.organization_id, conversation=conversation, reference=reference)
+        .filter(reference=reference)
         .first()
     )
     if issue is None:
@@ -77,6 +89,7 @@ def fix_answer_record(*, conversation: Conversation, reference: str, answer: str
             IssueUpdate.objects.create(
                 issue=issue, author=IssueUpdate.Author.TENANT, body="The tenant says it is fixed."
             )
+            issue_status_change(issue=issue, status=Issue.Status.CLOSED, note="Closed: the tenant confirmed the fix.")
             outbound_choice_queue(
                 conversation=conversation,
                 body=text("rating", language),
@@ -86,7 +99,7 @@ def fix_answer_record(*, conversation: Conversation, reference: str, answer: str
                 language=language,
                 author=Message.Author.SYSTEM,
             )
-            return f"{reference}: the tenant says it is fixed; rating asked"
+            return f"{reference}: the tenant says it is fixed; closed and a rating asked"
         if answer != "no":
             raise FixCheckError(f"{answer!r} is not an answer to 'Is it fixed?'")
         issue_status_change(
@@ -129,10 +142,11 @@ def _prompt(conversation: Conversation, body: str, purpose: str, reference: str)
 
 def follow_up_record(*, conversation: Conversation, message: Message) -> str | None:
     """When the last thing said to the tenant before ``message`` (a text) was a
-    prompt of ``FOLLOW_UP_PURPOSES`` sent at most a day earlier: record it on
-    the issue (the rating's comment, or what is still wrong, which the
-    manager is sent), thank the tenant and return what was done. Else None:
-    the message is the model's."""
+    prompt of ``FOLLOW_UP_PURPOSES`` sent at most ``FOLLOW_UP_WINDOW`` earlier:
+    record it on the issue (the rating's comment, or what is still wrong,
+    which the manager is sent) and return what was done, else None. The
+    message still goes on to the turn: the model answers it, and a new
+    problem in the same words is still reported."""
     body = (message.body or "").strip()
     if message.kind not in ("", "text") or not body:
         return None
@@ -144,13 +158,11 @@ def follow_up_record(*, conversation: Conversation, message: Message) -> str | N
     )
     if last is None or (last.raw_payload or {}).get("purpose") not in FOLLOW_UP_PURPOSES:
         return None
-    if message.created_at - last.created_at > datetime.timedelta(days=1):
+    if message.created_at - last.created_at > FOLLOW_UP_WINDOW:
         return None
     reference = last.raw_payload.get("issue", "")
     issue = (
-        Issue.objects.select_related("organization", "property")
-        .filter(conversation=conversation, reference=reference)
-        .first()
+        issues_answerable(conversation).select_related("organization", "property").filter(reference=reference).first()
     )
     if issue is None:
         return None
@@ -167,7 +179,6 @@ def follow_up_record(*, conversation: Conversation, message: Message) -> str | N
             body=f"{issue.title}\nProperty: {issue.property}\nThe tenant says: {words}",
         )
         done = f"{reference}: what is still wrong recorded and sent to the manager"
-    outbound_text_queue(conversation=conversation, body=text("passed_on", language_of(conversation)), purpose="reply")
     return done
 
 

@@ -59,13 +59,6 @@ TEXTS: dict[str, dict[str, str]] = {
         "Ce nu este încă în regulă?",
         "pt": "Lamentamos que não esteja resolvido. Reabri {reference} e avisei o senhorio. O que continua mal?",
     },
-    "passed_on": {
-        "en": "Thanks, I've passed that on to your landlord.",
-        "pl": "Dziękuję, przekazałem to właścicielowi.",
-        "es": "Gracias, se lo he pasado al propietario.",
-        "ro": "Mulțumesc, i-am transmis proprietarului.",
-        "pt": "Obrigado, já passei isso ao senhorio.",
-    },
 }
 
 

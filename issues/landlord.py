@@ -14,8 +14,10 @@ def landlord_tell(*, organization: Organization, subject: str, body: str, whatsa
     """Email the organization and message its contact number (``whatsapp``,
     else the subject), after commit."""
     if organization.notification_email:
+        # robust: a failed send is logged and the next notice's callback still runs.
         transaction.on_commit(
-            lambda: send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [organization.notification_email])
+            lambda: send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [organization.notification_email]),
+            robust=True,
         )
     if organization.contact_whatsapp:
         outbound_text_queue(

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Collection
+from typing import Any
 
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
+from django.utils import timezone
 
 from issues.models import Issue, IssueClock, IssuePhoto
 from properties.scoping import queryset_for_organizations_or_all
@@ -29,3 +32,18 @@ def next_due() -> Subquery:
     """When the issue's first unmet clock runs out (None: no clock running)."""
     running = IssueClock.objects.filter(issue=OuterRef("pk"), met_at__isnull=True).order_by("due_at")
     return Subquery(running.values("due_at")[:1])
+
+
+DUE_SOON_HOURS = 24  # "due soon": the list's amber badge and the deadline filter
+
+
+def issues_by_deadline(queryset: QuerySet[Any], which: str) -> QuerySet[Any]:
+    """``issue_list`` rows narrowed by their first unmet clock: ``overdue``,
+    ``soon`` (within DUE_SOON_HOURS) or ``running`` (any); closed issues' clocks are stopped."""
+    running = queryset.exclude(status=Issue.Status.CLOSED).filter(next_due__isnull=False)
+    now = timezone.now()
+    if which == "overdue":
+        return running.filter(next_due__lte=now)
+    if which == "soon":
+        return running.filter(next_due__gt=now, next_due__lte=now + datetime.timedelta(hours=DUE_SOON_HOURS))
+    return running

@@ -23,6 +23,7 @@ from conversations.outbound import outbound_text_queue
 from issues.deadlines import clocks_on_status
 from issues.fix_question import fix_question_ask
 from issues.models import Issue, IssueUpdate
+from properties.working_time import zone_get
 
 logger = logging.getLogger(__name__)
 
@@ -127,14 +128,7 @@ def issue_status_change(
 def issue_today(issue: Issue) -> datetime.date:
     """Today in the organization's own time zone (a landlord in London at 00:30
     may schedule for 'today')."""
-    zone: datetime.tzinfo
-    try:
-        import zoneinfo
-
-        zone = zoneinfo.ZoneInfo(issue.organization.timezone)
-    except Exception:  # unknown zone name: fall back to UTC rather than refuse
-        zone = datetime.UTC
-    return timezone.now().astimezone(zone).date()
+    return timezone.now().astimezone(zone_get(issue.organization.timezone)).date()
 
 
 def tenant_text(*, issue: Issue, status: str, note: str = "") -> str:

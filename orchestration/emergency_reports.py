@@ -35,6 +35,7 @@ from conversations.models import Conversation, GatheringState, IdentityStatus, M
 from conversations.outbound import outbound_text_queue
 from emergencies.alerts import emergency_alert_raise, safety_message_for
 from emergencies.models import EmergencyAlert, EmergencyCategory
+from issues.deadlines import issue_clocks_sync
 from issues.models import Issue, IssueCategory, IssueUpdate
 from issues.services import issue_create
 from orchestration import services
@@ -165,6 +166,7 @@ def _issue_for(conversation: Conversation, alert: EmergencyAlert) -> Issue:
         )
         issue.urgency = Issue.Urgency.EMERGENCY
         issue.save(update_fields=["urgency", "updated_at"])
+        issue_clocks_sync(issue=issue)  # now the emergency's clocks
     return issue
 
 
@@ -226,6 +228,7 @@ def emergency_alert_link(*, conversation: Conversation, issue: Issue) -> str:
         )
         issue.urgency = Issue.Urgency.EMERGENCY
         issue.save(update_fields=["urgency", "updated_at"])
+        issue_clocks_sync(issue=issue)  # now the emergency's clocks
     alerts = live_alerts(conversation)
     if alerts.exists():
         alerts.filter(issue__isnull=True).update(issue=issue)
@@ -342,6 +345,7 @@ def on_alert_dismissed(
             new = urgency if urgency in (Issue.Urgency.URGENT, Issue.Urgency.ROUTINE) else Issue.Urgency.URGENT
             issue.urgency = new
             issue.save(update_fields=["urgency", "updated_at"])
+            issue_clocks_sync(issue=issue)
             IssueUpdate.objects.create(
                 issue=issue,
                 author=IssueUpdate.Author.SYSTEM,

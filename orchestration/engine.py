@@ -100,6 +100,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         # The repair loop's own questions are answered with the model on or off, taken over or not.
         if settled := repair_answers.answer_settle(conversation=conversation, message_ids=message_ids, started=started):
             return settled
+        follow_up = repair_answers.follow_up_note(conversation=conversation, message_ids=message_ids)
         if conversation.bot_paused or not llm_enabled(conversation):  # an emergency's issue does not wait
             emergency_report_open(conversation=conversation)
         if conversation.bot_paused:
@@ -110,7 +111,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         if conversation.identity_status == IdentityStatus.UNIDENTIFIED and conversation.tenant_id is None:
             services.conversation_identify_by_phone(conversation=conversation)
         emergency_report_open(conversation=conversation)  # once the property is known, the emergency's issue
-        notes = []
+        notes = [follow_up] if follow_up else []
         if gathering_is_stale(conversation):
             services.gathering_restart(conversation=conversation)
             notes.append(STALE_NOTE.format(hours=settings.GATHERING_STALE_HOURS))
@@ -186,6 +187,8 @@ def _structured(
             decision.call, decision.call_index = call, len(decision.trace) - 1
         return None
     if answer is not None:
+        if not answer.refused:  # settled at the turn's start, then changed underneath
+            answer.refused = "it was answered already"
         context.notes.append(buttons.refused_note(answer))
         return None
     pins = [m for m in new if m.kind == message_kinds.LOCATION and m.latitude is not None]

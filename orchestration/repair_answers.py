@@ -1,14 +1,23 @@
 """The tenant's answers to the repair loop's own questions, settled before
 anything else in the turn, with the model on or off and while a person has
-taken over: "Is it fixed?" (Yes / No), its rating (1-5), and the next text
-after the comment or "what is still wrong?" prompt. What they do lives in
-``issues/fix_check.py``; this module reads them (``buttons``) and records the
-turn. Anything else, or an answer that no longer applies, is left to the turn."""
+taken over: "Is it fixed?" (Yes / No) and its rating (1-5) end the turn; the
+next text after the comment or "what is still wrong?" prompt is recorded on
+the issue and still goes on to the turn, with a note for the model. What
+they do lives in ``issues/fix_check.py``; this module reads them
+(``buttons``). Anything else, or an answer that no longer applies, is left
+to the turn."""
 
 from __future__ import annotations
 
 from conversations.models import Conversation, Message
-from issues.fix_check import RATING_ACTION, FixCheckError, fix_answer_record, follow_up_record, rating_record
+from issues.fix_check import (
+    RATING_ACTION,
+    FixCheckError,
+    fix_answer_record,
+    follow_up_record,
+    issues_answerable,
+    rating_record,
+)
 from issues.fix_question import FIX_ACTION
 from issues.models import Issue
 from orchestration import buttons
@@ -16,9 +25,15 @@ from orchestration.gating import Snapshot
 from orchestration.models import Turn
 from orchestration.trace import STRUCTURED_MODEL, Decision, turn_record
 
+FOLLOW_UP_NOTE = (
+    "The tenant's latest message answered the product's own question after a repair ({result}): it is "
+    "recorded on the issue and the landlord has it. Thank them briefly. If it also reports a new problem or asks "
+    "something, handle that as usual."
+)
+
 
 def _waiting(conversation: Conversation, reference: str) -> Issue | None:
-    return Issue.objects.filter(conversation=conversation, reference=reference).only("status", "fix_answer").first()
+    return issues_answerable(conversation).filter(reference=reference).only("status", "fix_answer", "rating").first()
 
 
 def _fixed(conversation: Conversation, payload: buttons.Payload, snapshot: Snapshot) -> buttons.Settled | str:
@@ -36,6 +51,9 @@ def _fixed(conversation: Conversation, payload: buttons.Payload, snapshot: Snaps
 def _rating(conversation: Conversation, payload: buttons.Payload, snapshot: Snapshot) -> buttons.Settled | str:
     if not payload.value.isdigit():
         return f"{payload.value!r} is not a rating"
+    issue = _waiting(conversation, payload.ref)
+    if issue is None or issue.fix_answer != "yes" or issue.rating is not None:
+        return f"{payload.ref} is not waiting for a rating"
     return buttons.Settled(
         name="issue_rating",
         apply=lambda: rating_record(conversation=conversation, reference=payload.ref, rating=int(payload.value)),
@@ -53,24 +71,31 @@ def answer_settle(*, conversation: Conversation, message_ids: list[int], started
     messages = list(Message.objects.filter(pk__in=message_ids, direction=Message.Direction.INBOUND).order_by("id"))
     snapshot = Snapshot(identity=conversation.identity_status, gathering=conversation.gathering_state)
     answer = buttons.answer_read(conversation=conversation, messages=messages, snapshot=snapshot)
-    entry: dict[str, object] = {"model": STRUCTURED_MODEL}
-    if answer is not None and answer.settled is not None:
-        try:
-            result = answer.settled.apply()
-        except FixCheckError:
-            return None  # changed since it was read: the turn tells the model it does not apply
-        entry |= {
+    if answer is None or answer.settled is None:
+        return None
+    try:
+        result = answer.settled.apply()
+    except FixCheckError:
+        return None  # changed since it was read: the turn tells the model it does not apply
+    decision = Decision()
+    decision.trace.append(
+        {
             "name": answer.settled.name,
+            "model": STRUCTURED_MODEL,
             "via": "typed" if answer.typed else "button",
             "payload": answer.payload,
             "result": result,
         }
-        outcome = answer.settled.name
-    elif len(messages) == 1 and (recorded := follow_up_record(conversation=conversation, message=messages[0])):
-        entry |= {"name": "issue_follow_up", "via": "text", "result": recorded}
-        outcome = "issue_follow_up"
-    else:
-        return None
-    decision = Decision()
-    decision.trace.append(entry)
-    return turn_record(conversation, message_ids, outcome=outcome, started=started, decision=decision)
+    )
+    return turn_record(conversation, message_ids, outcome=answer.settled.name, started=started, decision=decision)
+
+
+def follow_up_note(*, conversation: Conversation, message_ids: list[int]) -> str:
+    """Record the tenant's one text after a comment or "what is still wrong?"
+    prompt on its issue; the note that tells the model so, or "". Not while an
+    emergency stands: then the message is the emergency's."""
+    if conversation.emergency_category or len(message_ids) != 1:
+        return ""
+    message = Message.objects.filter(pk=message_ids[0], direction=Message.Direction.INBOUND).first()
+    result = follow_up_record(conversation=conversation, message=message) if message is not None else None
+    return FOLLOW_UP_NOTE.format(result=result) if result else ""

@@ -75,7 +75,7 @@ class OrganizationAdmin(ScopedModelAdmin):
     member_permissions = frozenset({"view", "change"})
     superuser_only_fields = ("slug", "messaging_service_sid")
     fieldsets = [
-        (None, {"fields": ["name", "slug", "country", "timezone"]}),
+        (None, {"fields": ["name", "slug", "country", "timezone", "holiday_region"]}),
         (
             "Assistant",
             {

@@ -8,9 +8,12 @@ import datetime
 from django.conf import settings
 from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
+from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Q
+
+from properties.working_time import holidays_check
 
 # International format: what Twilio sends without its "whatsapp:" prefix.
 E164_PATTERN = r"^\+[1-9][0-9]{6,14}$"
@@ -91,6 +94,12 @@ class Organization(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def clean(self) -> None:
+        try:
+            holidays_check(self.country, self.holiday_region)
+        except ValueError as error:
+            raise ValidationError({"holiday_region": str(error)}) from None
 
 
 class WhatsAppNumber(models.Model):

@@ -3,7 +3,6 @@ recorded update and tenant notification as the admin actions)."""
 
 from __future__ import annotations
 
-import datetime
 from typing import cast
 
 import django_filters
@@ -19,7 +18,7 @@ from api.scoping import OrganizationScopedApi
 from issues.deadlines import ClockError, clock_meet, clock_state
 from issues.dispatch import DispatchError, contractors_suggest, job_offer
 from issues.models import ClockKind, Issue, IssueClock, IssueUpdate, Job
-from issues.selectors import issue_list
+from issues.selectors import issue_list, issues_by_deadline
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
 from properties.models import Contractor
@@ -56,13 +55,7 @@ class IssueFilter(django_filters.FilterSet):
         return queryset.filter(condition) if value else queryset.exclude(condition)
 
     def filter_deadline(self, queryset, name, value):
-        running = queryset.exclude(status=Issue.Status.CLOSED).filter(next_due__isnull=False)
-        now = timezone.now()
-        if value == "overdue":
-            return running.filter(next_due__lte=now)
-        if value == "soon":
-            return running.filter(next_due__gt=now, next_due__lte=now + datetime.timedelta(hours=24))
-        return running
+        return issues_by_deadline(queryset, value)
 
     def filter_q(self, queryset, name, value):
         return queryset.filter(Q(reference__iexact=value) | Q(title__icontains=value) | Q(description__icontains=value))

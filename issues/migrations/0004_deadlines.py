@@ -114,9 +114,30 @@ class Migration(migrations.Migration):
     ]
 
 
+# The defaults as they were when this migration was written (issues/deadlines.py
+# DEFAULT_POLICIES may change later; a migration must not).
+AGENCY_POLICY = "Agency policy"
+DEFAULT_POLICIES = {
+    AGENCY_POLICY: [
+        ("emergency", "made_safe", "reported", 24, "hours"),
+        ("emergency", "resolved", "reported", 7, "calendar_days"),
+        ("significant", "investigated", "reported", 10, "working_days"),
+        ("significant", "resolved", "reported", 20, "working_days"),
+        ("urgent", "resolved", "reported", 5, "working_days"),
+        ("routine", "resolved", "reported", 20, "working_days"),
+    ],
+    "England social housing (Awaab's Law)": [
+        ("emergency", "investigated", "reported", 24, "hours"),
+        ("emergency", "made_safe", "reported", 24, "hours"),
+        ("significant", "investigated", "reported", 10, "working_days"),
+        ("significant", "summary_sent", "investigated", 3, "working_days"),
+        ("significant", "works_started", "investigated", 5, "working_days"),
+    ],
+}
+
+
 def _policies_for_existing(apps, schema_editor):
     """Every organization gets the two default policies, the agency one active."""
-    from issues.deadlines import DEFAULT_POLICIES, AGENCY_POLICY
 
     Organization = apps.get_model("properties", "Organization")
     DeadlinePolicy = apps.get_model("issues", "DeadlinePolicy")

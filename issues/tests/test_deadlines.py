@@ -8,6 +8,7 @@ import zoneinfo
 import pytest
 import time_machine
 from django.core import mail
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
 from conversations.models import Message
@@ -192,3 +193,32 @@ def test_a_clock_first_seen_after_its_due_time_gets_only_the_missed_notice_and_c
     clock = clocks(issue)["resolved"]
     assert clock.missed_at is not None and clock.warned_at is not None
     assert clocks(closed)["resolved"].missed_at is None
+
+
+def test_resolving_before_the_investigation_is_recorded_still_starts_the_written_summarys_clock(organization):
+    awaab(organization)
+    issue = report(organization, urgency="routine", category="damp_mould")
+    with time_machine.travel(local(2026, 12, 21, 9, 0), tick=False):
+        issue_status_change(issue=issue, status="resolved")
+    running = clocks(issue)
+    assert running["investigated"].met_at == local(2026, 12, 21, 9, 0)
+    assert running["works_started"].met_at == local(2026, 12, 21, 9, 0)
+    assert running["summary_sent"].met_at is None
+    assert running["summary_sent"].due_at == local(2026, 12, 24, 23, 59, 59)  # Mon + 3 working days
+
+
+def test_a_closed_issue_starts_no_clock_when_its_urgency_changes(organization):
+    issue = report(organization, urgency="routine", category="plumbing")
+    Issue.objects.filter(pk=issue.pk).update(status="closed", urgency="emergency")
+    issue.refresh_from_db()
+    issue_clocks_sync(issue=issue)
+    assert set(clocks(issue)) == {"resolved"}  # the old unmet one stays as history; no made-safe clock starts
+
+
+def test_an_unknown_holiday_region_is_refused_by_the_form_and_never_breaks_a_report(organization):
+    organization.holiday_region = "XX"
+    with pytest.raises(ValidationError, match="No public holidays"):
+        organization.full_clean()
+    organization.save()  # set some other way: deadlines fall back to the country's own holidays
+    issue = report(organization, urgency="routine", category="plumbing")
+    assert clocks(issue)["resolved"].due_at is not None

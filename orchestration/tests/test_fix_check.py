@@ -15,7 +15,7 @@ from issues.fix_check import fix_unanswered_close
 from issues.models import Issue, IssueUpdate
 from issues.status import issue_status_change
 from orchestration.models import Turn
-from orchestration.testing.fixtures import PHONE, conversation_for
+from orchestration.testing.fixtures import PHONE, call, conversation_for
 from properties.tests.factories import IssueFactory, UserFactory
 
 
@@ -65,32 +65,34 @@ def test_resolving_asks_the_tenant_with_yes_no_choices(resolved):
     assert resolved.fix_asked_at is not None and resolved.fix_answer == ""
 
 
-def test_yes_then_a_rating_then_a_comment_are_recorded_without_the_model(resolved, tenant_says):
+def test_yes_closes_the_issue_then_a_rating_and_a_comment_are_recorded(resolved, tenant_says):
     replies = tenant_says("Yes", extra=tap("issue_fixed:yes:R2611-ABC123", "Yes"))
     assert replies == [
         "Glad it's fixed. How would you rate the repair, from 1 (poor) to 5 (excellent)? Reply with a number."
     ]
     replies = tenant_says("4")
     assert replies == ["Thank you. If you'd like to add a comment for your landlord, just reply here."]
-    replies = tenant_says("Plumber was quick and tidy")
-    assert replies == ["Thanks, I've passed that on to your landlord."]
-
-    resolved.refresh_from_db()
-    assert (resolved.status, resolved.fix_answer, resolved.rating) == ("resolved", "yes", 4)
-    assert resolved.rating_comment == "Plumber was quick and tidy"
     turns = list(Turn.objects.filter(conversation=resolved.conversation).order_by("id"))
-    assert [t.outcome for t in turns[-3:]] == ["issue_fixed", "issue_rating", "issue_follow_up"]
-    assert all(t.input_tokens == 0 for t in turns[-3:])
+    assert [t.outcome for t in turns[-2:]] == ["issue_fixed", "issue_rating"]
+    assert all(t.input_tokens == 0 for t in turns[-2:])  # no model call
+
+    tenant_says("Plumber was quick and tidy", model=[call("respond", message="Thank you, that's kind.")])
+    resolved.refresh_from_db()
+    assert (resolved.status, resolved.fix_answer, resolved.rating) == ("closed", "yes", 4)
+    assert resolved.rating_comment == "Plumber was quick and tidy"
     history = list(IssueUpdate.objects.filter(issue=resolved, author="tenant").values_list("body", flat=True))
     assert history == [
         "The tenant says it is fixed.",
         "The tenant rated the repair 4/5.",
         "Comment: Plumber was quick and tidy",
     ]
+    # The comment still reached the model, told what it was.
+    turn = Turn.objects.filter(conversation=resolved.conversation).latest("id")
+    assert turn.tool_calls[-1]["name"] == "respond"
 
-    # Once the comment is in, the next message is the model's again.
+    # Once the comment is in, the next message is only the model's.
     tenant_says("is the bin day still tuesday?")
-    assert Turn.objects.filter(conversation=resolved.conversation).latest("id").outcome != "issue_follow_up"
+    assert IssueUpdate.objects.filter(issue=resolved, author="tenant").count() == 3
 
 
 def test_no_reopens_alerts_the_manager_and_the_next_words_go_on_the_issue(resolved, tenant_says):
@@ -102,6 +104,7 @@ def test_no_reopens_alerts_the_manager_and_the_next_words_go_on_the_issue(resolv
     assert manager_texts()[-1] == "[R2611-ABC123] The tenant says it is NOT fixed: reopened"
 
     tenant_says("still dripping under the sink when the tap is off")
+    assert Turn.objects.filter(conversation=resolved.conversation).latest("id").tool_calls  # the model answered
     assert IssueUpdate.objects.filter(issue=resolved).latest("id").body == (
         "Still wrong: still dripping under the sink when the tap is off"
     )
@@ -123,11 +126,26 @@ def test_two_issues_resolved_together_each_answer_by_its_own_button(resolved, ho
     assert (second.status, second.fix_answer) == ("open", "no")
 
 
-def test_a_payload_never_sent_in_this_conversation_is_refused(resolved, home, tenant_says):
-    other = IssueFactory(organization=home, property=resolved.property, reference="R2611-ZZZ999", status="resolved")
+def test_a_payload_never_offered_in_this_conversation_is_refused(resolved, home, tenant_says):
+    # Resolved, but nobody asked: a forged tap must not answer it.
+    other = IssueFactory(
+        organization=home, property=resolved.property, conversation=resolved.conversation, reference="R2611-ZZZ999"
+    )
+    Issue.objects.filter(pk=other.pk).update(status="resolved")
     tenant_says("Yes", extra=tap("issue_fixed:yes:R2611-ZZZ999", "Yes"))
     other.refresh_from_db()
-    assert other.fix_answer == ""
+    assert other.fix_answer == "" and other.status == "resolved"
+
+
+def test_the_next_text_is_not_taken_as_a_comment_while_an_emergency_stands(resolved, tenant_says):
+    tenant_says("Yes", extra=tap("issue_fixed:yes:R2611-ABC123", "Yes"))
+    tenant_says("5")
+    conversation = conversation_for()
+    conversation.emergency_category = "gas"
+    conversation.save(update_fields=["emergency_category"])
+    tenant_says("i can smell gas in the hall now")
+    resolved.refresh_from_db()
+    assert resolved.rating_comment == ""
 
 
 def test_an_answer_after_the_landlord_reopened_changes_nothing_and_goes_to_the_model(resolved, tenant_says):
@@ -179,11 +197,23 @@ def test_a_resolved_issue_nobody_answers_is_closed_after_the_configured_days(res
     assert "No answer to 'Is it fixed?' in 7 days." in IssueUpdate.objects.filter(issue=resolved).latest("id").body
 
 
-def test_an_issue_with_no_conversation_gets_the_plain_text_and_no_question(home):
+def test_an_issue_entered_by_hand_asks_in_the_tenants_conversation_and_its_answer_counts(home, tenant_says):
+    tenant_says("hello")
+    tenant = home.tenants.get(phone=PHONE)
+    issue = IssueFactory(
+        organization=home, property=home.properties.get(code="FLAT-1"), tenant=tenant, reference="R-HAND1"
+    )
+    issue_status_change(issue=issue, status="resolved", actor=UserFactory())
+    assert Message.objects.get(raw_payload__purpose="issue_fixed").conversation == conversation_for()
+    tenant_says("No", extra=tap("issue_fixed:no:R-HAND1", "No"))
+    issue.refresh_from_db()
+    assert (issue.status, issue.fix_answer) == ("open", "no")
+
+
+def test_an_issue_with_no_conversation_at_all_gets_no_question(home):
     tenant = home.tenants.get(phone=PHONE)
     issue = IssueFactory(organization=home, property=home.properties.get(code="FLAT-1"), tenant=tenant)
     issue_status_change(issue=issue, status="resolved", actor=UserFactory())
     issue.refresh_from_db()
     assert issue.fix_asked_at is None
-    assert not Message.objects.filter(raw_payload__purpose="issue_fixed").exists()
-    assert Issue.objects.get(pk=issue.pk).status == "resolved"
+    assert Message.objects.get(direction="outbound").raw_payload["purpose"] == "issue_update"

@@ -103,8 +103,8 @@ def test_landlord_resolves_an_issue_and_takes_over_a_conversation(live_server, b
     routine = Issue.objects.get(pk=alice.routine.pk)
     assert routine.status == "resolved"
     notification = Message.objects.get(conversation=alice.conversation, author="landlord")
-    assert notification.raw_payload["purpose"] == "issue_update"
-    assert alice.routine.reference in notification.body
+    assert notification.raw_payload["purpose"] == "issue_fixed"  # "Is it fixed?" with Yes / No
+    assert alice.routine.reference in notification.body and "Is it fixed?" in notification.body
     assert routine.updates.filter(author="landlord", user=alice.user).exists()
 
     # Open the emergency, then its conversation.

@@ -5,7 +5,7 @@ import zoneinfo
 
 import pytest
 
-from issues.working_time import deadline_add, holidays_check, working_day
+from properties.working_time import deadline_add, holidays_check, working_day
 
 LONDON = zoneinfo.ZoneInfo("Europe/London")
 

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import datetime
 import functools
+import logging
 import zoneinfo
 
 import holidays
+
+logger = logging.getLogger(__name__)
 
 HOURS = "hours"
 CALENDAR_DAYS = "calendar_days"
@@ -36,14 +39,20 @@ REGION_DEFAULT = {"GB": "ENG"}
 
 @functools.lru_cache(maxsize=64)
 def _holidays(country: str, region: str) -> holidays.HolidayBase:
-    # Years are added as they are looked up (expand=True is the default).
-    return holidays.country_holidays(country, subdiv=region or REGION_DEFAULT.get(country))
+    """The public holidays (years are added as they are looked up). A region
+    the package does not know falls back to the country's own list, logged:
+    a deadline is never refused for it (the admin validates the field)."""
+    try:
+        return holidays.country_holidays(country, subdiv=region or REGION_DEFAULT.get(country))
+    except NotImplementedError:
+        logger.warning("no public holidays for %s region %r: using the country's own", country, region)
+        return holidays.country_holidays(country)
 
 
 def holidays_check(country: str, region: str) -> None:
     """Raise ValueError when the country or region is unknown to ``holidays``."""
     try:
-        _holidays(country, region)
+        holidays.country_holidays(country, subdiv=region or REGION_DEFAULT.get(country))
     except NotImplementedError as error:
         raise ValueError(f"No public holidays are known for country {country!r} region {region!r}.") from error
 
