@@ -2,7 +2,14 @@ from django.urls import path, re_path
 
 from api.views.conversations import ConversationDetailApi, ConversationListApi, MessageListApi
 from api.views.documents import DocumentDetailApi, DocumentListApi
-from api.views.issues import IssueClockMetApi, IssueDetailApi, IssueDispatchApi, IssueLinkNumberApi, IssueListApi
+from api.views.issues import (
+    IssueClockMetApi,
+    IssueDetailApi,
+    IssueDispatchApi,
+    IssueExportApi,
+    IssueLinkNumberApi,
+    IssueListApi,
+)
 from api.views.not_found import UnknownEndpointApi
 from api.views.privacy import (
     AuditEventListApi,
@@ -26,6 +33,7 @@ app_name = "api"
 
 urlpatterns = [
     path("issues/", IssueListApi.as_view(), name="issue-list"),
+    path("issues/export.csv", IssueExportApi.as_view(), name="issue-export"),
     path("issues/<int:pk>/", IssueDetailApi.as_view(), name="issue-detail"),
     path("issues/<int:pk>/link-number/", IssueLinkNumberApi.as_view(), name="issue-link-number"),
     path("issues/<int:pk>/clocks/<str:kind>/met/", IssueClockMetApi.as_view(), name="issue-clock-met"),

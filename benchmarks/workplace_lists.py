@@ -1,6 +1,8 @@
-"""How the landlord's busiest pages behave as an agency grows: the admin issue,
-conversation and message lists and the API's issue list, at a small and a
-large data size, on a throwaway embedded PostgreSQL.
+"""How the landlord's busiest pages behave as an agency grows: the admin's
+home page (the agency's day), the admin issue, conversation and message
+lists, the API's issue list and its CSV export, at a small and a large data
+size, on a throwaway embedded PostgreSQL. Each open issue runs a deadline
+clock, some overdue.
 
 Prints, per page and size, the median response time over a few requests, the
 number of SQL queries, and the large/small time ratio measured in the same run.
@@ -56,10 +58,12 @@ def configure() -> Path:
 def seed(*, organization, property_count: int, issues: int, conversations: int, messages_per: int) -> None:
     """Bulk rows for one agency (plus a second agency of the same size that
     the scoping must filter out)."""
+    from datetime import timedelta
+
     from django.utils import timezone
 
     from conversations.models import Conversation, Message
-    from issues.models import Issue
+    from issues.models import Issue, IssueClock
     from properties.models import Property, Tenant
 
     now = timezone.now()
@@ -95,7 +99,7 @@ def seed(*, organization, property_count: int, issues: int, conversations: int, 
     )
     urgencies = ["routine", "routine", "urgent", "emergency"]
     statuses = ["open", "acknowledged", "scheduled", "resolved", "closed"]
-    Issue.objects.bulk_create(
+    created = Issue.objects.bulk_create(
         Issue(
             organization=organization,
             property=properties[i % len(properties)],
@@ -108,6 +112,19 @@ def seed(*, organization, property_count: int, issues: int, conversations: int, 
             status=statuses[i % 5],
         )
         for i in range(issues)
+    )
+    # One clock per open issue, due from two days ago to two weeks ahead.
+    IssueClock.objects.bulk_create(
+        IssueClock(
+            issue=issue,
+            kind="resolved",
+            rule="bench",
+            started_at=now,
+            due_at=now + timedelta(hours=(i % 384) - 48),
+            warn_at=now + timedelta(hours=(i % 384) - 52),
+        )
+        for i, issue in enumerate(created)
+        if issue.status in ("open", "acknowledged", "scheduled")
     )
 
 
@@ -123,6 +140,8 @@ def measure(client, url: str, repeat: int, **headers) -> tuple[float, int, str]:
         with CaptureQueriesContext(connection) as captured:
             start = time.perf_counter()
             response = client.get(url, **headers)
+            if response.streaming:  # the CSV export: the time is the whole file's
+                b"".join(response.streaming_content)
             times.append((time.perf_counter() - start) * 1000)
         assert response.status_code == 200, (url, response.status_code)
         queries = len(captured)
@@ -141,10 +160,12 @@ def run(args) -> None:
 
     call_command("migrate", interactive=False, verbosity=0)
     pages = [
+        ("admin home", "/admin/", {}),
         ("admin issues", "/admin/issues/issue/", {}),
         ("admin conversations", "/admin/conversations/conversation/", {}),
         ("admin messages", "/admin/conversations/message/", {}),
         ("API issues", "/api/v1/issues/", "token"),
+        ("API issues CSV", "/api/v1/issues/export.csv", "token"),
     ]
     results: dict[str, dict[int, tuple[float, int, str]]] = {name: {} for name, _, _ in pages}
     for size in (args.small, args.large):

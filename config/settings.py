@@ -103,6 +103,8 @@ INSTALLED_APPS = [
     "evals",
     "api",
     "stack",
+    # The admin's first screen: the agency's day (docs/repair-loop.md).
+    "dashboard",
 ]
 
 MIDDLEWARE = [

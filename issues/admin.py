@@ -11,7 +11,7 @@ from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Case, Count, IntegerField, Value, When
-from django.http import Http404, HttpResponseRedirect
+from django.http import Http404, HttpResponseRedirect, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
@@ -20,6 +20,7 @@ from django.utils.html import format_html, format_html_join
 from issues.admin_forms import ClockMetForm, IssueStatusForm, ScheduleForm
 from issues.deadlines import ClockError, clock_meet, clock_summary, duration_text, issue_clocks_sync
 from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer
+from issues.export import csv_lines, issue_rows
 from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Issue, IssuePhoto, IssueUpdate
 from issues.selectors import DUE_SOON_HOURS, issue_list, issues_by_deadline
 from issues.services import IssueLinkError, issue_number_link
@@ -156,7 +157,7 @@ class IssueAdmin(ScopedModelAdmin):
     autocomplete_fields = ["property", "tenant"]
     raw_id_fields = ["conversation"]
     inlines = [IssueUpdateInline, IssuePhotoInline]
-    actions = ["acknowledge", "schedule", "resolve", "link_number"]
+    actions = ["acknowledge", "schedule", "resolve", "link_number", "export_csv"]
     # Issues come from tenants' conversations; landlords work on them.
     member_permissions = frozenset({"view", "change"})
     readonly_fields = [
@@ -452,6 +453,12 @@ class IssueAdmin(ScopedModelAdmin):
         if text is not None:
             self.message_user(request, text, messages.SUCCESS)
         return HttpResponseRedirect(reverse("admin:issues_issue_change", args=[issue.pk]))
+
+    @admin.action(description="Export as CSV (with deadlines and ratings)", permissions=["view"])
+    def export_csv(self, request, queryset):
+        response = StreamingHttpResponse(csv_lines(issue_rows(queryset)), content_type="text/csv")
+        response["Content-Disposition"] = 'attachment; filename="issues.csv"'
+        return response
 
     # --- status changes: list actions ---
 

@@ -210,6 +210,7 @@ COVERED_APPS = (
     "evals",
     "api",
     "stack",
+    "dashboard",
     "admin",
     "auditlog",
 )

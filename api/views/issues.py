@@ -7,7 +7,9 @@ from typing import cast
 
 import django_filters
 from django.db.models import Q
+from django.http import StreamingHttpResponse
 from django.utils import timezone
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import generics, serializers
 from rest_framework.exceptions import ValidationError
@@ -17,6 +19,7 @@ from rest_framework.views import APIView
 from api.scoping import OrganizationScopedApi
 from issues.deadlines import ClockError, clock_meet, clock_state
 from issues.dispatch import DispatchError, contractors_suggest, job_offer
+from issues.export import csv_lines, issue_rows
 from issues.models import ClockKind, Issue, IssueClock, IssueUpdate, Job
 from issues.selectors import issue_list, issues_by_deadline
 from issues.services import IssueLinkError, issue_number_link
@@ -367,3 +370,25 @@ class IssueDispatchApi(OrganizationScopedApi, APIView):
         except DispatchError as error:
             raise ValidationError({"contractor": [str(error)]}) from None
         return Response(JobOutput(job).data, status=201)
+
+
+class IssueExportApi(OrganizationScopedApi, generics.GenericAPIView):
+    """Issues as CSV, streamed: the list's filters apply."""
+
+    filterset_class = IssueFilter
+    pagination_class = None
+    ordering_fields: list[str] = []  # rows go oldest first
+
+    def get_queryset(self):
+        return self.selected(issue_list)
+
+    @extend_schema(responses={(200, "text/csv"): OpenApiTypes.STR})
+    def get(self, request):
+        """Every issue of your organizations that the filters keep, oldest
+        first, one row each with its deadlines (due and met per clock), the
+        contractor who accepted it, the tenant's answer to "Is it fixed?" and
+        their rating. Written as it is read, so any size streams."""
+        rows = issue_rows(self.filter_queryset(self.get_queryset()))
+        response = StreamingHttpResponse(csv_lines(rows), content_type="text/csv")
+        response["Content-Disposition"] = 'attachment; filename="issues.csv"'
+        return response
