@@ -18,7 +18,7 @@ from conversations.models import Conversation
 from emergencies.models import EmergencyAlert
 from issues.deadlines import duration_text
 from issues.models import Issue, Job
-from issues.selectors import DUE_SOON_HOURS, issue_list, issues_by_deadline
+from issues.selectors import DUE_SOON_HOURS, issues_by_deadline, next_due
 from properties.models import Organization
 from properties.scoping import queryset_for_organizations_or_all
 from properties.working_time import zone_get
@@ -55,7 +55,9 @@ def _issue_url(issue_id: int) -> str:
 
 def agency_day(*, organization_ids: Collection[int] | None, now: datetime.datetime | None = None) -> list[Section]:
     now = now or timezone.now()
-    issues = issue_list(organization_ids=organization_ids).select_related("organization")
+    issues = queryset_for_organizations_or_all(
+        Issue.objects.select_related("property", "organization").annotate(next_due=next_due()), organization_ids
+    )
     open_issues = issues.filter(status__in=Issue.OPEN_STATUSES)
 
     emergencies = _section(
@@ -83,7 +85,8 @@ def agency_day(*, organization_ids: Collection[int] | None, now: datetime.dateti
         .order_by("created_at"),
         organization_ids,
     )
-    for alert in unfiled[:ITEMS_SHOWN]:
+    emergencies.count += unfiled.count()
+    for alert in unfiled[: max(0, ITEMS_SHOWN - len(emergencies.items))]:
         emergencies.items.append(
             Item(
                 f"{alert.get_category_display()} alert from {alert.conversation.phone} (no issue yet)",
@@ -92,7 +95,6 @@ def agency_day(*, organization_ids: Collection[int] | None, now: datetime.dateti
                 True,
             )
         )
-        emergencies.count += 1
 
     def clock_item(issue: Issue) -> Item:
         due: datetime.datetime = issue.next_due  # type: ignore[attr-defined]  # issue_list's annotation
@@ -143,14 +145,16 @@ def agency_day(*, organization_ids: Collection[int] | None, now: datetime.dateti
     todays = {now.astimezone(zone_get(z)).date() for z in zones} or {now.date()}
     booked = [
         i
-        for i in open_issues.filter(status=Issue.Status.SCHEDULED, scheduled_for__in=todays).order_by("reference")
+        for i in open_issues.filter(status=Issue.Status.SCHEDULED, scheduled_for__in=todays).order_by("reference")[
+            : ITEMS_SHOWN * 3
+        ]
         if i.scheduled_for == now.astimezone(zone_get(i.organization.timezone)).date()
     ]
     appointments = Section(
         title="Today's appointments",
         empty="No repair is booked for today.",
         items=[Item(f"{i.reference} {i.title}", _issue_url(i.pk), i.property.code) for i in booked[:ITEMS_SHOWN]],
-        count=len(booked),
+        count=len(booked),  # up to 30: the page is a glance, the issue list has the rest
     )
     return [emergencies, clocks, waiting, contractor, appointments]
 

@@ -11,9 +11,10 @@ Clocks start when their start event happens: the report (the issue's
 creation) or the investigation (``clock_meet(kind="investigated")``). Each
 keeps its due time, computed with ``working_time.deadline_add`` in the
 organization's time zone and public holidays; editing the policy does not
-move it by itself. Changing an issue's urgency or category, or recording the
-investigation, re-aims its unmet clocks under the active policy
-(``issue_clocks_sync``). A closed issue starts no clock.
+move it by itself. Changing an issue's urgency or category re-aims its unmet
+clocks under the active policy
+(``issue_clocks_sync``); recording the investigation or resolving only starts
+the clocks that run from the investigation. A closed issue starts no clock.
 
 A clock is met by the landlord (``clock_meet``, admin button or API), and by
 resolving the issue: that meets made safe, investigated, works started and
@@ -139,6 +140,19 @@ def _starts_at(issue: Issue, starts: str, clocks: dict[str, IssueClock]) -> date
     return investigated.met_at if investigated is not None else None
 
 
+def clocks_from_investigation_start(*, issue: Issue) -> None:
+    """Start the clocks that run from the investigation (the written summary,
+    works started) that have not started; nothing running is re-aimed."""
+    clocks = {c.kind: c for c in IssueClock.objects.filter(issue=issue)}
+    for rule in _rules(issue):
+        start = _starts_at(issue, rule.starts, clocks)
+        if rule.starts != INVESTIGATED or start is None or rule.clock in clocks:
+            continue
+        IssueClock.objects.create(
+            issue=issue, kind=rule.clock, **_clock_values(issue, rule, start), met_at=_met_already(issue, rule)
+        )
+
+
 def issue_clocks_sync(*, issue: Issue) -> list[IssueClock]:
     """Make the issue's unmet clocks those its hazard's rules call for now:
     start the ones whose start event has happened, re-aim the unmet ones, and
@@ -215,7 +229,7 @@ def clock_meet(
             body=body,
         )
         if kind == ClockKind.INVESTIGATED:
-            issue_clocks_sync(issue=issue)
+            clocks_from_investigation_start(issue=issue)
     return clock
 
 
@@ -227,7 +241,7 @@ def clocks_on_status(*, issue: Issue, status: str, at: datetime.datetime) -> Non
         # Resolving means it was investigated: the clocks that run from the
         # investigation (the written summary) start now if they had not.
         IssueClock.objects.filter(issue=issue, kind=ClockKind.INVESTIGATED, met_at__isnull=True).update(met_at=at)
-        issue_clocks_sync(issue=issue)
+        clocks_from_investigation_start(issue=issue)
         IssueClock.objects.filter(issue=issue, kind__in=MET_BY_RESOLVING, met_at__isnull=True).update(met_at=at)
     elif status == Issue.Status.OPEN:
         IssueClock.objects.filter(issue=issue, kind=ClockKind.RESOLVED).update(met_at=None, met_by=None)
@@ -261,6 +275,11 @@ class ClockState:
     DUE_SOON = "due soon"
     RUNNING = "running"
     STOPPED = "stopped"
+
+
+def clocks_running(issue: Issue) -> bool:
+    """Whether any of the issue's clocks is not met (closing would stop it)."""
+    return IssueClock.objects.filter(issue=issue, met_at__isnull=True).exists()
 
 
 def clock_state(clock: IssueClock, *, now: datetime.datetime, issue_status: str) -> str:

@@ -65,7 +65,7 @@ def contractors_suggest(*, issue: Issue) -> list[Suggestion]:
     district = postcode_district(issue.property.postcode)
     contractors = (
         Contractor.objects.filter(organization_id=issue.organization_id, active=True)
-        .annotate(open_jobs=Count("jobs", filter=Q(jobs__state__in=LIVE)))
+        .annotate(open_jobs=Count("jobs", filter=Q(jobs__state__in=LIVE, jobs__issue__status__in=Issue.OPEN_STATUSES)))
         .order_by("name")
     )
     passed = set(
@@ -182,8 +182,13 @@ def _offer_email(issue: Issue, contractor: Contractor, body: str) -> None:
         to=[contractor.email],
     )
     for media in photos:
-        email.attach((media.file.name or "photo").rsplit("/", 1)[-1], media.file.read(), media.content_type or None)
-    transaction.on_commit(email.send)
+        try:
+            with media.file.open("rb") as handle:
+                email.attach((media.file.name or "photo").rsplit("/", 1)[-1], handle.read(), media.content_type or None)
+        except OSError:
+            logger.warning("photo %s of %s missing from storage: offered without it", media.pk, issue.reference)
+    # robust: a mail server that refuses does not turn the committed offer into an error page.
+    transaction.on_commit(email.send, robust=True)
 
 
 def _when(issue: Issue, moment: datetime.datetime) -> str:
@@ -195,7 +200,11 @@ def _landlord(issue: Issue, tell: str) -> None:
 
 
 def next_suggestion_text(issue: Issue) -> str:
-    ranked = [s for s in contractors_suggest(issue=issue) if "passed on this job" not in s.reasons]
+    ranked = [
+        s
+        for s in contractors_suggest(issue=issue)
+        if s.score >= 0 and (s.contractor.whatsapp or s.contractor.email)  # not passed on it, and reachable
+    ]
     if not ranked:
         return "No other active contractor is on record: add one, or arrange it yourself."
     best = ranked[0]
@@ -220,6 +229,8 @@ def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
         issue, contractor = job.issue, job.contractor
         if job.state != Job.State.OFFERED:
             raise DispatchError(f"the offer of {issue.reference} is {job.get_state_display().lower()} already")
+        if not issue.is_open():
+            raise DispatchError(f"{issue.reference} is {issue.get_status_display().lower()}")
         job.state = Job.State.ACCEPTED if accept else Job.State.DECLINED
         job.responded_at = timezone.now()
         job.save(update_fields=["state", "responded_at"])
@@ -228,7 +239,14 @@ def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
             issue=issue, author=IssueUpdate.Author.SYSTEM, body=f"{contractor.name} {verb} the job."
         )
         if accept:
-            reply = f"Thanks, {issue.reference} is yours. {issue.organization.name} will be in touch to book the visit."
+            # The offer may have gone as a short template: the details now, inside the window the tap opened.
+            details = _offer_text(issue, job).replace(
+                f"Please answer by {_when(issue, job.respond_by)}. {ANSWER_HINT}", ""
+            )
+            reply = (
+                f"Thanks, {issue.reference} is yours. {issue.organization.name} will be in touch to book the visit.\n"
+                f"{details.strip()}"
+            )
             tell = f"{contractor.name} accepted {issue.reference}."
         else:
             reply = f"Thanks for letting us know. {issue.reference} has gone back to {issue.organization.name}."

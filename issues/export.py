@@ -84,8 +84,17 @@ def issue_rows(queryset: QuerySet[Issue]) -> Iterator[list[str]]:
         ]
 
 
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _cell(value: str) -> str:
+    """A tenant's words that a spreadsheet would run as a formula ("=HYPERLINK(...)")
+    are kept as text with a leading apostrophe."""
+    return f"'{value}" if value.startswith(FORMULA_STARTS) else value
+
+
 def csv_lines(rows: Iterable[list[str]]) -> Iterator[str]:
     writer = csv.writer(_Echo())
     yield writer.writerow(HEADER)
     for row in rows:
-        yield writer.writerow(row)
+        yield writer.writerow([_cell(value) for value in row])

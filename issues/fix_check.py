@@ -7,7 +7,8 @@ template is configured, the approved ``issue_fixed`` template outside it,
 numbered text otherwise). The turn engine reads the answer
 (``orchestration/repair_answers.py``) and calls the services here:
 
-- **Yes**: recorded and the issue closed; the tenant is asked for a rating,
+- **Yes**: recorded and the issue closed (unless a clock is still owed, such
+  as the written summary); the tenant is asked for a rating,
   1 to 5 (numbered), then invited to add a comment. The next text after that
   invitation is the comment (``follow_up_record``); the model still answers it.
 - **No**: the issue is reopened (its resolved clock runs again), the manager
@@ -31,6 +32,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
+from issues.deadlines import clocks_running
 from issues.fix_question import language_of, text
 from issues.landlord import landlord_tell
 from issues.models import Issue, IssueUpdate
@@ -89,7 +91,10 @@ def fix_answer_record(*, conversation: Conversation, reference: str, answer: str
             IssueUpdate.objects.create(
                 issue=issue, author=IssueUpdate.Author.TENANT, body="The tenant says it is fixed."
             )
-            issue_status_change(issue=issue, status=Issue.Status.CLOSED, note="Closed: the tenant confirmed the fix.")
+            if not clocks_running(issue):  # a clock still owed (the written summary) keeps it resolved
+                issue_status_change(
+                    issue=issue, status=Issue.Status.CLOSED, note="Closed: the tenant confirmed the fix."
+                )
             outbound_choice_queue(
                 conversation=conversation,
                 body=text("rating", language),
@@ -99,7 +104,7 @@ def fix_answer_record(*, conversation: Conversation, reference: str, answer: str
                 language=language,
                 author=Message.Author.SYSTEM,
             )
-            return f"{reference}: the tenant says it is fixed; closed and a rating asked"
+            return f"{reference}: the tenant says it is fixed; a rating asked"
         if answer != "no":
             raise FixCheckError(f"{answer!r} is not an answer to 'Is it fixed?'")
         issue_status_change(
@@ -158,8 +163,10 @@ def follow_up_record(*, conversation: Conversation, message: Message) -> str | N
     )
     if last is None or (last.raw_payload or {}).get("purpose") not in FOLLOW_UP_PURPOSES:
         return None
-    if message.created_at - last.created_at > FOLLOW_UP_WINDOW:
-        return None
+    if message.created_at - last.created_at > FOLLOW_UP_WINDOW or last.raw_payload.get("answered_by"):
+        return None  # too late, or answered already (a turn run again records nothing twice)
+    last.raw_payload = {**last.raw_payload, "answered_by": message.pk}
+    last.save(update_fields=["raw_payload"])
     reference = last.raw_payload.get("issue", "")
     issue = (
         issues_answerable(conversation).select_related("organization", "property").filter(reference=reference).first()
@@ -184,7 +191,8 @@ def follow_up_record(*, conversation: Conversation, message: Message) -> str | N
 
 def fix_unanswered_close(*, now: datetime.datetime | None = None) -> int:
     """Beat: close resolved issues whose tenant did not answer "Is it fixed?"
-    within ``ISSUE_FIX_CLOSE_DAYS``. Returns how many were closed."""
+    within ``ISSUE_FIX_CLOSE_DAYS`` (the answer becomes ``none``; one with a
+    clock still owed stays resolved). Returns how many were closed."""
     now = now or timezone.now()
     cutoff = now - datetime.timedelta(days=settings.ISSUE_FIX_CLOSE_DAYS)
     closed = 0
@@ -196,6 +204,8 @@ def fix_unanswered_close(*, now: datetime.datetime | None = None) -> int:
         )
         for issue in waiting:
             Issue.objects.filter(pk=issue.pk).update(fix_answer="none")
+            if clocks_running(issue):  # a clock still owed keeps it resolved: closing would stop it
+                continue
             issue_status_change(
                 issue=issue,
                 status=Issue.Status.CLOSED,

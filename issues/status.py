@@ -22,7 +22,7 @@ from conversations.opt_out import OPTED_OUT_CODE
 from conversations.outbound import outbound_text_queue
 from issues.deadlines import clocks_on_status
 from issues.fix_question import fix_question_ask
-from issues.models import Issue, IssueUpdate
+from issues.models import Issue, IssueUpdate, Job
 from properties.working_time import zone_get
 
 logger = logging.getLogger(__name__)
@@ -108,6 +108,10 @@ def issue_status_change(
             locked.scheduled_for = None
         locked.save(update_fields=["status", "acknowledged_at", "scheduled_for", "resolved_at", "updated_at"])
         clocks_on_status(issue=locked, status=status, at=now)
+        if status == Status.CLOSED:  # an offer or assignment on a closed issue ends with it
+            Job.objects.filter(issue=locked, state__in=[Job.State.OFFERED, Job.State.ACCEPTED]).update(
+                state=Job.State.CANCELLED, responded_at=now
+            )
 
         author = IssueUpdate.Author.LANDLORD if actor is not None else IssueUpdate.Author.SYSTEM
         notified = _tenant_notify(issue=locked, status=status, note=note, author=author) if tenant_told else []

@@ -10,6 +10,7 @@ to the turn."""
 from __future__ import annotations
 
 from conversations.models import Conversation, Message
+from issues.dispatch import DispatchError
 from issues.fix_check import (
     RATING_ACTION,
     FixCheckError,
@@ -75,7 +76,7 @@ def answer_settle(*, conversation: Conversation, message_ids: list[int], started
         return None
     try:
         result = answer.settled.apply()
-    except FixCheckError:
+    except (FixCheckError, DispatchError):  # a lapsed offer tapped from a number no longer a contractor's, too
         return None  # changed since it was read: the turn tells the model it does not apply
     decision = Decision()
     decision.trace.append(

@@ -32,6 +32,13 @@ def test_the_export_streams_each_issue_with_its_clocks_and_verdict(alice_api, wo
     )
 
 
+def test_a_title_a_spreadsheet_would_run_as_a_formula_is_kept_as_text(alice_api, worlds):
+    alice, _ = worlds
+    Issue.objects.filter(pk=alice.routine.pk).update(title='=HYPERLINK("http://x.example","leak")')
+    exported = {r["reference"]: r for r in rows(alice_api.get("/api/v1/issues/export.csv"))}
+    assert exported[alice.routine.reference]["title"] == """'=HYPERLINK("http://x.example","leak")"""
+
+
 def test_the_lists_filters_apply_and_a_bad_one_is_refused(alice_api, worlds):
     alice, _ = worlds
     only = rows(alice_api.get("/api/v1/issues/export.csv", {"urgency": "emergency"}))

@@ -16,6 +16,7 @@ from conversations.delivery import message_send
 from conversations.models import Message
 from issues.dispatch import DispatchError, contractors_suggest, job_offer, jobs_expire, postcode_district
 from issues.models import IssueUpdate, Job
+from issues.status import issue_status_change
 from orchestration.models import Turn
 from properties.models import Contractor
 from properties.tests.factories import IssueFactory, OrganizationFactory, UserFactory
@@ -44,7 +45,10 @@ def leak(home):
         whatsapp=PLUMBER,
         email="jobs@leedsplumbing.example",
     )
-    Contractor.objects.create(organization=home, name="Wakefield Plumbing", trades=["plumbing"], areas=["WF1"])
+    Contractor.objects.create(
+        organization=home, name="Wakefield Plumbing", trades=["plumbing"], areas=["WF1"], email="jobs@wakefield.example"
+    )
+    Contractor.objects.create(organization=home, name="Nobody Reachable", trades=["plumbing"], areas=["WF1"])
     Contractor.objects.create(organization=home, name="Sparks Ltd", trades=["electrical"], whatsapp=ELECTRICIAN)
     return IssueFactory(
         organization=home, property=flat, reference="R2611-LEAK01", title="Leak under the sink", category="plumbing"
@@ -67,7 +71,12 @@ def test_postcode_districts_are_read_as_written_on_a_letter():
 
 
 def test_suggestions_rank_trade_then_area_then_who_is_free(leak):
-    assert names(contractors_suggest(issue=leak)) == ["Leeds Plumbing", "Wakefield Plumbing", "Sparks Ltd"]
+    assert names(contractors_suggest(issue=leak)) == [
+        "Leeds Plumbing",
+        "Nobody Reachable",
+        "Wakefield Plumbing",
+        "Sparks Ltd",
+    ]
     best = contractors_suggest(issue=leak)[0]
     assert best.reasons == ["does plumbing and leaks", "covers LS1", "free"]
     # A plumber busy on another job drops below an equally placed free one.
@@ -114,7 +123,9 @@ def test_the_contractor_taps_accept_and_the_tenants_assistant_never_hears_of_it(
     replies = tenant_says(
         "Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"}
     )
-    assert replies == ["Thanks, R2611-LEAK01 is yours. Harbour Lettings will be in touch to book the visit."]
+    [reply] = replies
+    assert reply.startswith("Thanks, R2611-LEAK01 is yours. Harbour Lettings will be in touch to book the visit.")
+    assert "Flat 1, 12 Harbour Street, Leeds, LS1 4AB" in reply and "Key safe by the door" in reply  # the details
     job.refresh_from_db()
     assert job.state == "accepted" and job.responded_at is not None
     turn = Turn.objects.latest("id")
@@ -139,6 +150,17 @@ def test_a_decline_typed_as_a_number_goes_back_to_the_landlord_with_the_next_sug
         "(does plumbing and leaks, free)."
     )
     assert names(contractors_suggest(issue=leak))[-1] == "Leeds Plumbing"  # passed on it: last
+
+
+def test_closing_the_issue_cancels_its_offer_and_a_late_tap_changes_nothing(leak, tenant_says):
+    job = job_offer(issue=leak, contractor=Contractor.objects.get(name="Leeds Plumbing"))
+    issue_status_change(issue=leak, status="closed")
+    job.refresh_from_db()
+    assert job.state == "cancelled"
+    tenant_says("Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"})
+    job.refresh_from_db()
+    assert job.state == "cancelled"
+    assert jobs_expire() == 0
 
 
 def test_any_other_message_from_a_contractor_is_passed_on_to_the_landlord(leak, tenant_says):

@@ -111,6 +111,29 @@ def test_no_reopens_alerts_the_manager_and_the_next_words_go_on_the_issue(resolv
     assert manager_texts()[-1].startswith("[R2611-ABC123] Not fixed, the tenant says: still dripping")
 
 
+def test_yes_keeps_the_issue_resolved_while_a_clock_is_still_owed(home, tenant_says):
+    from issues.deadlines import AWAAB_POLICY
+    from issues.models import DeadlinePolicy
+
+    DeadlinePolicy.objects.filter(organization=home).update(active=False)
+    DeadlinePolicy.objects.filter(organization=home, name=AWAAB_POLICY).update(active=True)
+    tenant_says("hello")
+    conversation = conversation_for()
+    damp = IssueFactory(
+        organization=home,
+        property=home.properties.get(code="FLAT-1"),
+        conversation=conversation,
+        reference="R-DAMP1",
+        category="damp_mould",
+    )
+    issue_clocks_sync(issue=damp)
+    issue_status_change(issue=damp, status="resolved", actor=UserFactory())
+    tenant_says("Yes", extra=tap("issue_fixed:yes:R-DAMP1", "Yes"))
+    damp.refresh_from_db()
+    assert (damp.fix_answer, damp.status) == ("yes", "resolved")  # the written summary is still owed
+    assert damp.clocks.get(kind="summary_sent").met_at is None
+
+
 def test_two_issues_resolved_together_each_answer_by_its_own_button(resolved, home, tenant_says):
     second = IssueFactory(
         organization=home, property=resolved.property, conversation=resolved.conversation, reference="R2611-DEF456"

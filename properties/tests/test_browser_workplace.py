@@ -111,7 +111,7 @@ def test_landlord_resolves_an_issue_and_takes_over_a_conversation(live_server, b
     page.click(f"text={alice.emergency.reference}")
     page.click("text=Open the WhatsApp conversation")
     page.wait_for_selector("#transcript")
-    assert "Your landlord has marked this as fixed" in page.inner_text("#transcript")
+    assert "your landlord has marked it as fixed. Is it fixed?" in page.inner_text("#transcript")
     assert page.inner_text("#handled-by") == "the assistant"
 
     # Take over, then write to the tenant.
