@@ -18,7 +18,7 @@ from conversations.models import Conversation
 from emergencies.models import EmergencyAlert
 from issues.deadlines import duration_text
 from issues.models import Issue, Job
-from issues.selectors import DUE_SOON_HOURS, issues_by_deadline, next_due
+from issues.selectors import DUE_SOON_HOURS, issues_by_deadline
 from properties.models import Organization
 from properties.scoping import queryset_for_organizations_or_all
 from properties.working_time import zone_get
@@ -56,7 +56,7 @@ def _issue_url(issue_id: int) -> str:
 def agency_day(*, organization_ids: Collection[int] | None, now: datetime.datetime | None = None) -> list[Section]:
     now = now or timezone.now()
     issues = queryset_for_organizations_or_all(
-        Issue.objects.select_related("property", "organization").annotate(next_due=next_due()), organization_ids
+        Issue.objects.select_related("property", "organization"), organization_ids
     )
     open_issues = issues.filter(status__in=Issue.OPEN_STATUSES)
 
@@ -97,7 +97,7 @@ def agency_day(*, organization_ids: Collection[int] | None, now: datetime.dateti
         )
 
     def clock_item(issue: Issue) -> Item:
-        due: datetime.datetime = issue.next_due  # type: ignore[attr-defined]  # issue_list's annotation
+        due: datetime.datetime = issue.next_due  # type: ignore[attr-defined]  # issues_by_deadline's annotation
         late = due <= now
         when = f"overdue {duration_text(now - due)}" if late else f"due in {duration_text(due - now)}"
         return Item(f"{issue.reference} {issue.title}", _issue_url(issue.pk), when, late)

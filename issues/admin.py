@@ -22,7 +22,7 @@ from issues.deadlines import ClockError, clock_meet, clock_summary, duration_tex
 from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer
 from issues.export import csv_lines, issue_rows
 from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Issue, IssuePhoto, IssueUpdate
-from issues.selectors import DUE_SOON_HOURS, issue_list, issues_by_deadline
+from issues.selectors import DUE_SOON_HOURS, first_due, issue_list, issues_by_deadline
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import TRANSITIONS, IssueStatusError, issue_status_change
 from properties.admin_display import ADMIN_CSS, age, badge, thumbnails
@@ -263,18 +263,19 @@ class IssueAdmin(ScopedModelAdmin):
             text = f"{text} {obj.scheduled_for:%d %b}"
         return badge(text, f"status-{obj.status}")
 
-    @admin.display(description="Deadline", ordering="next_due")
+    @admin.display(description="Deadline")
     def deadline_badge(self, obj):
         """The first unmet clock: 'overdue 2 h' (red), 'due in 3 h' within a
         day (amber), else its date."""
-        if obj.next_due is None or obj.status == Status.CLOSED:
+        due = first_due(obj)
+        if due is None or obj.status == Status.CLOSED:
             return "—"
         now = timezone.now()
-        if obj.next_due <= now:
-            return badge(f"overdue {duration_text(now - obj.next_due)}", "urgency-emergency", "attention")
-        if obj.next_due - now <= datetime.timedelta(hours=DUE_SOON_HOURS):
-            return badge(f"due in {duration_text(obj.next_due - now)}", "urgency-urgent")
-        return f"due {obj.next_due.astimezone(zone_get(obj.organization.timezone)):%d %b}"
+        if due <= now:
+            return badge(f"overdue {duration_text(now - due)}", "urgency-emergency", "attention")
+        if due - now <= datetime.timedelta(hours=DUE_SOON_HOURS):
+            return badge(f"due in {duration_text(due - now)}", "urgency-urgent")
+        return f"due {due.astimezone(zone_get(obj.organization.timezone)):%d %b}"
 
     @admin.display(description="Clocks")
     def deadline_clocks(self, obj):

@@ -16,16 +16,25 @@ from properties.scoping import queryset_for_organizations_or_all
 def issue_list(*, organization_ids: Collection[int] | None) -> QuerySet[Issue]:
     """Issues of ``organization_ids`` (every organization when None) with their
     property, tenant, photos (oldest first, each with its media) and deadline
-    clocks loaded, and ``next_due``: when the first unmet clock runs out."""
-    queryset = (
-        Issue.objects.select_related("property", "tenant")
-        .prefetch_related(
-            Prefetch("photos", queryset=IssuePhoto.objects.select_related("media").order_by("created_at", "pk")),
-            Prefetch("clocks", queryset=IssueClock.objects.order_by("due_at", "pk")),
-        )
-        .annotate(next_due=next_due())
+    clocks loaded. ``next_due`` (when the first unmet clock runs out) is
+    annotated only where it is filtered or ordered by (``with_next_due``):
+    PostgreSQL evaluates it for every row before a sort and a limit, about
+    100 ms over 20 000 issues; a page reads it from the prefetched clocks
+    (``first_due``)."""
+    queryset = Issue.objects.select_related("property", "tenant").prefetch_related(
+        Prefetch("photos", queryset=IssuePhoto.objects.select_related("media").order_by("created_at", "pk")),
+        Prefetch("clocks", queryset=IssueClock.objects.order_by("due_at", "pk")),
     )
     return queryset_for_organizations_or_all(queryset, organization_ids)
+
+
+def first_due(issue: Issue) -> datetime.datetime | None:
+    """When the issue's first unmet clock runs out, from its prefetched clocks."""
+    return min((c.due_at for c in issue.clocks.all() if c.met_at is None), default=None)
+
+
+def with_next_due(queryset: QuerySet[Any]) -> QuerySet[Any]:
+    return queryset.annotate(next_due=next_due())
 
 
 def next_due() -> Subquery:
@@ -40,7 +49,7 @@ DUE_SOON_HOURS = 24  # "due soon": the list's amber badge and the deadline filte
 def issues_by_deadline(queryset: QuerySet[Any], which: str) -> QuerySet[Any]:
     """``issue_list`` rows narrowed by their first unmet clock: ``overdue``,
     ``soon`` (within DUE_SOON_HOURS) or ``running`` (any); closed issues' clocks are stopped."""
-    running = queryset.exclude(status=Issue.Status.CLOSED).filter(next_due__isnull=False)
+    running = with_next_due(queryset).exclude(status=Issue.Status.CLOSED).filter(next_due__isnull=False)
     now = timezone.now()
     if which == "overdue":
         return running.filter(next_due__lte=now)

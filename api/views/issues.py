@@ -3,6 +3,7 @@ recorded update and tenant notification as the admin actions)."""
 
 from __future__ import annotations
 
+import datetime
 from typing import cast
 
 import django_filters
@@ -21,7 +22,7 @@ from issues.deadlines import ClockError, clock_meet, clock_state
 from issues.dispatch import DispatchError, contractors_suggest, job_offer
 from issues.export import csv_lines, issue_rows
 from issues.models import ClockKind, Issue, IssueClock, IssueUpdate, Job
-from issues.selectors import issue_list, issues_by_deadline
+from issues.selectors import first_due, issue_list, issues_by_deadline, with_next_due
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
 from properties.models import Contractor
@@ -111,9 +112,7 @@ class IssueOutput(serializers.ModelSerializer):
     tenant = TenantBrief(allow_null=True)
     photos = serializers.SerializerMethodField()
     clocks = ClockOutput(many=True, read_only=True)
-    next_due = serializers.DateTimeField(
-        read_only=True, allow_null=True, help_text="When the first unmet deadline runs out."
-    )
+    next_due = serializers.SerializerMethodField(help_text="When the first unmet deadline runs out.")
 
     class Meta:
         model = Issue
@@ -149,6 +148,9 @@ class IssueOutput(serializers.ModelSerializer):
             "resolved_at",
         ]
 
+    def get_next_due(self, obj) -> datetime.datetime | None:
+        return first_due(obj)
+
     def get_photos(self, obj) -> list[dict]:
         return [
             {"media_id": p.media_id, "content_type": p.media.content_type, "download_state": p.media.download_state}
@@ -166,7 +168,10 @@ class IssueListApi(OrganizationScopedApi, generics.ListAPIView):
     ordering = ["-created_at", "-id"]
 
     def get_queryset(self):
-        return self.selected(issue_list)
+        queryset = self.selected(issue_list)
+        if "next_due" in self.request.query_params.get("ordering", ""):
+            queryset = with_next_due(queryset)  # only when ordered by: it costs every row
+        return queryset
 
 
 class IssueDetailApi(OrganizationScopedApi, APIView):
