@@ -557,15 +557,19 @@ class IssueAdmin(ScopedModelAdmin):
             else:
                 self.message_user(request, f"{issue.reference} is now {issue.get_status_display().lower()}.")
                 return HttpResponseRedirect(reverse("admin:issues_issue_change", args=[issue.pk]))
+        return self._issue_page(request, issue, "status", f"Change the status of {issue.reference}", form=form)
+
+    def _issue_page(self, request, issue, template: str, title: str, **context):
+        """One issue's own page (``admin/issues/issue/page.html`` and the pages extending it)."""
         context = {
             **self.admin_site.each_context(request),
-            "title": f"Change the status of {issue.reference}",
+            "title": title,
             "opts": self.opts,
             "original": issue,
-            "form": form,
             "media": self.media,
+            **context,
         }
-        return TemplateResponse(request, "admin/issues/issue/status.html", context)
+        return TemplateResponse(request, f"admin/issues/issue/{template}.html", context)
 
     def clock_view(self, request, object_id, kind):
         issue = self.get_object(request, object_id)
@@ -585,16 +589,14 @@ class IssueAdmin(ScopedModelAdmin):
             else:
                 self.message_user(request, f"{ClockKind(kind).label} recorded on {issue.reference}.")
                 return HttpResponseRedirect(reverse("admin:issues_issue_change", args=[issue.pk]))
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"{ClockKind(kind).label}: {issue.reference}",
-            "opts": self.opts,
-            "original": issue,
-            "form": form,
-            "clock_label": ClockKind(kind).label,
-            "media": self.media,
-        }
-        return TemplateResponse(request, "admin/issues/issue/clock.html", context)
+        return self._issue_page(
+            request,
+            issue,
+            "clock",
+            f"{ClockKind(kind).label}: {issue.reference}",
+            form=form,
+            clock_label=ClockKind(kind).label,
+        )
 
     def dispatch_view(self, request, object_id):
         issue = self.get_object(request, object_id)
@@ -618,16 +620,9 @@ class IssueAdmin(ScopedModelAdmin):
                 else:
                     self.message_user(request, f"{issue.reference} offered to {contractor.name}.")
                     return HttpResponseRedirect(reverse("admin:issues_issue_change", args=[issue.pk]))
-        context = {
-            **self.admin_site.each_context(request),
-            "title": f"Send {issue.reference} to a contractor",
-            "opts": self.opts,
-            "original": issue,
-            "suggestions": suggestions,
-            "error": error,
-            "media": self.media,
-        }
-        return TemplateResponse(request, "admin/issues/issue/dispatch.html", context)
+        return self._issue_page(
+            request, issue, "dispatch", f"Send {issue.reference} to a contractor", suggestions=suggestions, error=error
+        )
 
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
