@@ -500,6 +500,25 @@ CELERY_BEAT_SCHEDULE["issues-fix-unanswered-close"] = {"task": tasks.ISSUE_FIX_U
 # decline a job before it goes back to the landlord (beat checks every 5 minutes).
 DISPATCH_RESPONSE_HOURS = env_int("DISPATCH_RESPONSE_HOURS", 4)
 CELERY_BEAT_SCHEDULE["issues-jobs-expire"] = {"task": tasks.DISPATCH_JOBS_EXPIRE, "schedule": 300.0}
+# An organization with auto_dispatch on offers a routine or urgent issue to
+# the best-placed contractor, then to the next after a decline or lapse, at
+# most this many offers per issue before it waits for a person.
+DISPATCH_AUTO_MAX_OFFERS = env_int("DISPATCH_AUTO_MAX_OFFERS", 3)
+# Booking the visit (issues/appointments.py): the contractor is listed this
+# many half-day windows from their working hours (WhatsApp lists show 10 rows,
+# one is "Send"), over about this many working days, and proposes up to
+# APPOINTMENT_SLOTS_MAX; a typed time is a window of APPOINTMENT_TYPED_HOURS,
+# at most APPOINTMENT_HORIZON_DAYS ahead. Beat (every 5 minutes) reminds both
+# sides APPOINTMENT_REMINDER_HOURS before, and asks whether it happened after.
+# The .ics link sent over WhatsApp works for APPOINTMENT_LINK_DAYS.
+APPOINTMENT_SLOTS_LISTED = env_int("APPOINTMENT_SLOTS_LISTED", 9)
+APPOINTMENT_DAYS_AHEAD = env_int("APPOINTMENT_DAYS_AHEAD", 5)
+APPOINTMENT_SLOTS_MAX = env_int("APPOINTMENT_SLOTS_MAX", 3)
+APPOINTMENT_TYPED_HOURS = env_int("APPOINTMENT_TYPED_HOURS", 2)
+APPOINTMENT_HORIZON_DAYS = env_int("APPOINTMENT_HORIZON_DAYS", 28)
+APPOINTMENT_REMINDER_HOURS = env_int("APPOINTMENT_REMINDER_HOURS", 24)
+APPOINTMENT_LINK_DAYS = env_int("APPOINTMENT_LINK_DAYS", 60)
+CELERY_BEAT_SCHEDULE["issues-appointments-check"] = {"task": tasks.APPOINTMENTS_CHECK, "schedule": 300.0}
 # django-auditlog: model changes only of the fields each registration names
 # (privacy/audit.py), never the tenant's words; no client IP kept.
 AUDITLOG_DISABLE_REMOTE_ADDR = True

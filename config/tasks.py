@@ -39,6 +39,7 @@ EVALS_JUDGE = "evals.judge"
 DEADLINE_CLOCKS_CHECK = "issues.deadline_clocks_check"
 ISSUE_FIX_UNANSWERED_CLOSE = "issues.fix_unanswered_close"
 DISPATCH_JOBS_EXPIRE = "issues.jobs_expire"
+APPOINTMENTS_CHECK = "issues.appointments_check"
 # Data protection (privacy/tasks.py)
 PRIVACY_RETENTION_APPLY = "privacy.retention_apply"
 

@@ -8,6 +8,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("webhooks/twilio/", include("conversations.urls")),
     path("api/v1/", include("api.urls")),
+    path("", include("issues.urls")),
     # /api/schema/, /api/docs/, /api/redoc/: public or not by API_DOCS_PUBLIC.
     path("api/", include("api.docs_urls")),
 ]

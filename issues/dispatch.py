@@ -94,7 +94,7 @@ def contractors_suggest(*, issue: Issue) -> list[Suggestion]:
     return sorted(suggestions, key=lambda s: (-s.score, s.open_jobs, s.contractor.name))
 
 
-def _contractor_conversation(contractor: Contractor) -> Conversation:
+def contractor_conversation(contractor: Contractor) -> Conversation:
     conversation, _ = Conversation.objects.get_or_create(
         organization_id=contractor.organization_id,
         phone=contractor.whatsapp,
@@ -151,7 +151,7 @@ def job_offer(*, issue: Issue, contractor: Contractor, actor: Any = None) -> Job
         body = _offer_text(issue, job)
         if contractor.whatsapp:
             outbound_choice_queue(
-                conversation=_contractor_conversation(contractor),
+                conversation=contractor_conversation(contractor),
                 body=body,
                 choices=[
                     Choice(payload=f"{JOB_ACTION}:accept:{job.pk}", title="Accept"),
@@ -199,16 +199,46 @@ def _landlord(issue: Issue, tell: str) -> None:
     landlord_tell(organization=issue.organization, subject=f"[{issue.reference}] {tell}", body=f"{issue.title}\n{tell}")
 
 
-def next_suggestion_text(issue: Issue) -> str:
-    ranked = [
+def message_pass_on(contractor: Contractor, words: str) -> None:
+    """A contractor's message that is not an answer goes to the landlord."""
+    words = words or "(a message with no text)"
+    landlord_tell(
+        organization=contractor.organization,
+        subject=f"Message from {contractor.name}: {words[:120]}",
+        body=f"{contractor.name} ({contractor.whatsapp}) wrote:\n{words}",
+    )
+
+
+def _reachable(issue: Issue) -> list[Suggestion]:
+    return [
         s
         for s in contractors_suggest(issue=issue)
         if s.score >= 0 and (s.contractor.whatsapp or s.contractor.email)  # not passed on it, and reachable
     ]
+
+
+def next_suggestion_text(issue: Issue) -> str:
+    ranked = _reachable(issue)
     if not ranked:
         return "No other active contractor is on record: add one, or arrange it yourself."
     best = ranked[0]
     return f"Next suggestion: {best.contractor.name} ({', '.join(best.reasons)})."
+
+
+def dispatch_auto(issue: Issue) -> str:
+    """With the organization's ``auto_dispatch`` on, offer a routine or urgent
+    issue to the best-placed reachable contractor of its trade, at most
+    ``DISPATCH_AUTO_MAX_OFFERS`` times per issue. Returns what was done, for
+    the landlord's notice ('' when nothing was tried)."""
+    if not issue.organization.auto_dispatch or issue.urgency == Issue.Urgency.EMERGENCY or not issue.is_open():
+        return ""
+    if Job.objects.filter(issue=issue).count() >= settings.DISPATCH_AUTO_MAX_OFFERS:
+        return f"Offered {settings.DISPATCH_AUTO_MAX_OFFERS} times already: please arrange it yourself."
+    trade = [s for s in _reachable(issue) if issue.category in s.contractor.trades]
+    if not trade:
+        return "No contractor of that trade is left to offer it to: please arrange it yourself."
+    job_offer(issue=issue, contractor=trade[0].contractor)
+    return f"Offered automatically to {trade[0].contractor.name}."
 
 
 def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
@@ -243,14 +273,13 @@ def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
             details = _offer_text(issue, job).replace(
                 f"Please answer by {_when(issue, job.respond_by)}. {ANSWER_HINT}", ""
             )
-            reply = (
-                f"Thanks, {issue.reference} is yours. {issue.organization.name} will be in touch to book the visit.\n"
-                f"{details.strip()}"
-            )
+            reply = f"Thanks, {issue.reference} is yours. Next I'll ask you for times to visit.\n{details.strip()}"
             tell = f"{contractor.name} accepted {issue.reference}."
         else:
             reply = f"Thanks for letting us know. {issue.reference} has gone back to {issue.organization.name}."
-            tell = f"{contractor.name} declined {issue.reference}. {next_suggestion_text(issue)}"
+            tell = (
+                f"{contractor.name} declined {issue.reference}. {dispatch_auto(issue) or next_suggestion_text(issue)}"
+            )
         outbound_text_queue(conversation=conversation, body=reply, purpose="dispatch")
         _landlord(issue, tell)
     return f"{issue.reference}: {contractor.name} {verb}"
@@ -274,11 +303,14 @@ def jobs_expire(*, now: datetime.datetime | None = None) -> int:
                 author=IssueUpdate.Author.SYSTEM,
                 body=f"{contractor.name} did not answer the offer in time.",
             )
-            tell = f"{contractor.name} did not answer for {issue.reference}. {next_suggestion_text(issue)}"
+            tell = (
+                f"{contractor.name} did not answer for {issue.reference}. "
+                f"{dispatch_auto(issue) or next_suggestion_text(issue)}"
+            )
             _landlord(issue, tell)
             if contractor.whatsapp:
                 outbound_text_queue(
-                    conversation=_contractor_conversation(contractor),
+                    conversation=contractor_conversation(contractor),
                     body=f"The offer of {issue.reference} has lapsed; no need to reply.",
                     purpose="dispatch",
                 )

@@ -321,3 +321,45 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.pk}: issue {self.issue_id} to {self.contractor_id} ({self.state})"
+
+
+class Appointment(models.Model):
+    """A visit time for a job (``issues/appointments.py``): proposed by the
+    contractor, offered to the tenant, booked when the tenant picks it. At
+    most one appointment per job is booked at a time."""
+
+    class State(models.TextChoices):
+        PROPOSED = "proposed", "Proposed by the contractor"
+        OFFERED = "offered", "Offered to the tenant"
+        BOOKED = "booked", "Booked"
+        NOT_CHOSEN = "not_chosen", "Not chosen"
+        VISITED = "visited", "Visited"
+        MISSED = "missed", "Missed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="appointments")
+    starts_at = models.DateTimeField()
+    ends_at = models.DateTimeField()
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PROPOSED)
+    created_at = models.DateTimeField(auto_now_add=True)
+    booked_at = models.DateTimeField(null=True, blank=True)
+    reminded_at = models.DateTimeField(null=True, blank=True)
+    asked_at = models.DateTimeField(null=True, blank=True, help_text="When both were asked whether the visit happened.")
+    missed_by = models.CharField(max_length=16, blank=True, default="", help_text="Who reported the missed visit.")
+
+    class Meta:
+        ordering = ["starts_at", "id"]
+        constraints = [
+            models.CheckConstraint(condition=Q(ends_at__gt=models.F("starts_at")), name="appointment_ends_after_start"),
+            models.CheckConstraint(
+                condition=Q(
+                    state__in=["proposed", "offered", "booked", "not_chosen", "visited", "missed", "cancelled"]
+                ),
+                name="appointment_state_valid",
+            ),
+            models.UniqueConstraint(fields=["job"], condition=Q(state="booked"), name="appointment_one_booked_per_job"),
+        ]
+        indexes = [models.Index(fields=["starts_at"], condition=Q(state="booked"), name="appointment_booked_starts")]
+
+    def __str__(self) -> str:
+        return f"appointment {self.pk} of job {self.job_id} ({self.state})"

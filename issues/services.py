@@ -20,6 +20,7 @@ from django.utils import timezone
 from conversations.models import Conversation, Media
 from conversations.twilio_client import phone_mask
 from issues.deadlines import issue_clocks_sync
+from issues.dispatch import dispatch_auto
 from issues.landlord import landlord_tell
 from issues.models import Issue, IssuePhoto, IssueUpdate
 from properties.linking import PhoneLink, tenancy_link_phone
@@ -101,6 +102,7 @@ def issue_create(
     _photos_attach(issue=issue, conversation=conversation)
     issue_clocks_sync(issue=issue)
     landlord_notify_issue(issue=issue)
+    dispatch_auto(issue)
     return issue, True
 
 

@@ -22,7 +22,7 @@ from conversations.opt_out import OPTED_OUT_CODE
 from conversations.outbound import outbound_text_queue
 from issues.deadlines import clocks_on_status
 from issues.fix_question import fix_question_ask
-from issues.models import Issue, IssueUpdate, Job
+from issues.models import Appointment, Issue, IssueUpdate, Job
 from properties.working_time import zone_get
 
 logger = logging.getLogger(__name__)
@@ -112,6 +112,10 @@ def issue_status_change(
             Job.objects.filter(issue=locked, state__in=[Job.State.OFFERED, Job.State.ACCEPTED]).update(
                 state=Job.State.CANCELLED, responded_at=now
             )
+            Appointment.objects.filter(
+                job__issue=locked,
+                state__in=[Appointment.State.PROPOSED, Appointment.State.OFFERED, Appointment.State.BOOKED],
+            ).update(state=Appointment.State.CANCELLED)
 
         author = IssueUpdate.Author.LANDLORD if actor is not None else IssueUpdate.Author.SYSTEM
         notified = _tenant_notify(issue=locked, status=status, note=note, author=author) if tenant_told else []

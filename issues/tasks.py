@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from config.tasks import DEADLINE_CLOCKS_CHECK, DISPATCH_JOBS_EXPIRE, ISSUE_FIX_UNANSWERED_CLOSE
+from config.tasks import APPOINTMENTS_CHECK, DEADLINE_CLOCKS_CHECK, DISPATCH_JOBS_EXPIRE, ISSUE_FIX_UNANSWERED_CLOSE
+from issues.appointments import appointments_check
 from issues.deadlines import clocks_check
 from issues.dispatch import jobs_expire
 from issues.fix_check import fix_unanswered_close
@@ -25,3 +26,10 @@ def fix_unanswered_close_task() -> int:
 def jobs_expire_task() -> int:
     """Beat, every 5 minutes: job offers nobody answered go back to the landlord."""
     return jobs_expire()
+
+
+@shared_task(name=APPOINTMENTS_CHECK, acks_late=True)
+def appointments_check_task() -> dict[str, int]:
+    """Beat, every 5 minutes: visit reminders, then "did it happen?"."""
+    result = appointments_check()
+    return {"reminded": result.reminded, "asked": result.asked}

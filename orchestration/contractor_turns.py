@@ -1,15 +1,17 @@
 """A contractor's messages: recognised by their number (an active
 ``Contractor`` of the organization), they go to the dispatch flow and never
-to the tenant's turn engine. A tap or typed answer to a job offer (Accept /
-Decline, ``job:accept:<id>``) is applied by ``issues.dispatch.job_answer``;
-anything else is passed on to the landlord, and the contractor is told so."""
+to the tenant's turn engine. A tap or typed number answering a job offer
+(Accept / Decline, ``job:accept:<id>``) or the visit times
+(``slot:...:<id>``, ``issues/appointments.py``) is applied there; typed
+text while a job awaits times is read for times; anything else is passed on
+to the landlord, and the contractor is told so."""
 
 from __future__ import annotations
 
 from conversations.models import Conversation, Message
 from conversations.outbound import outbound_text_queue
-from issues.dispatch import JOB_ACTION, DispatchError, job_answer
-from issues.landlord import landlord_tell
+from issues.appointments import SLOT_ACTION, job_reply, slot_propose, slots_send, slots_typed, window_parse
+from issues.dispatch import JOB_ACTION, DispatchError, message_pass_on
 from orchestration import buttons
 from orchestration.gating import Snapshot
 from orchestration.models import Turn
@@ -22,17 +24,36 @@ def _job(conversation: Conversation, payload: buttons.Payload, snapshot: Snapsho
         return f"{payload.value!r} is not an answer to a job offer"
     return buttons.Settled(
         name="job_answer",
-        apply=lambda: job_answer(conversation=conversation, job_id=int(payload.ref), accept=payload.value == "accept"),
+        apply=lambda: job_reply(conversation=conversation, job_id=int(payload.ref), accept=payload.value == "accept"),
+    )
+
+
+def _slot(conversation: Conversation, payload: buttons.Payload, snapshot: Snapshot) -> buttons.Settled | str:
+    if not payload.ref.isdigit():
+        return f"{payload.ref!r} is not a job"
+    job_id = int(payload.ref)
+    if payload.value == "send":
+        return buttons.Settled(name="slots_send", apply=lambda: slots_send(conversation=conversation, job_id=job_id))
+    window = window_parse(payload.value)
+    if window is None:
+        return f"{payload.value!r} is not a visit time"
+    return buttons.Settled(
+        name="slot_propose", apply=lambda: slot_propose(conversation=conversation, job_id=job_id, window=window)
     )
 
 
 buttons.button_action_register(JOB_ACTION, _job, any_question=True)
+buttons.button_action_register(SLOT_ACTION, _slot, any_question=True)
 
 
 def contractor_of(conversation: Conversation) -> Contractor | None:
     return Contractor.objects.filter(
         organization_id=conversation.organization_id, whatsapp=conversation.phone, active=True
     ).first()
+
+
+def _words(messages: list[Message]) -> str:
+    return "\n".join(m.body for m in messages if m.body)
 
 
 def contractor_turn(*, conversation: Conversation, message_ids: list[int], started: float) -> Turn | None:
@@ -51,17 +72,15 @@ def contractor_turn(*, conversation: Conversation, message_ids: list[int], start
         except DispatchError as error:
             entry["result"] = f"refused: {error}"
             outbound_text_queue(
-                conversation=conversation, body=f"That offer is not open any more ({error}).", purpose="dispatch"
+                conversation=conversation, body=f"That is not open any more ({error}).", purpose="dispatch"
             )
         entry |= {"name": answer.settled.name, "via": "typed" if answer.typed else "button", "payload": answer.payload}
         outcome = "contractor_answer"
+    elif (times := slots_typed(conversation=conversation, text=_words(messages))) is not None:
+        entry |= {"name": "slots_typed", "result": times}
+        outcome = "contractor_answer"
     else:
-        words = "\n".join(m.body for m in messages if m.body) or "(a message with no text)"
-        landlord_tell(
-            organization=conversation.organization,
-            subject=f"Message from {contractor.name}: {words[:120]}",
-            body=f"{contractor.name} ({contractor.whatsapp}) wrote:\n{words}",
-        )
+        message_pass_on(contractor, _words(messages))
         outbound_text_queue(
             conversation=conversation,
             body=f"Thanks, I've passed your message on to {conversation.organization.name}.",

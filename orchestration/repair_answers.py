@@ -10,6 +10,7 @@ to the turn."""
 from __future__ import annotations
 
 from conversations.models import Conversation, Message
+from issues.appointments import VISIT_ACTION, visit_none, visit_pick, visit_report
 from issues.dispatch import DispatchError
 from issues.fix_check import (
     RATING_ACTION,
@@ -61,7 +62,26 @@ def _rating(conversation: Conversation, payload: buttons.Payload, snapshot: Snap
     )
 
 
+def _visit(conversation: Conversation, payload: buttons.Payload, snapshot: Snapshot) -> buttons.Settled | str:
+    """The tenant's pick of a visit time (or none), and either side's answer
+    to "did the visit happen?" (the contractor's comes through their turn)."""
+    if not payload.ref.isdigit():
+        return f"{payload.ref!r} is not a visit"
+    ref = int(payload.ref)
+    if payload.value == "pick":
+        return buttons.Settled("visit_pick", lambda: visit_pick(conversation=conversation, appointment_id=ref))
+    if payload.value == "none":
+        return buttons.Settled("visit_none", lambda: visit_none(conversation=conversation, job_id=ref))
+    if payload.value in ("came", "missed"):
+        happened = payload.value == "came"
+        return buttons.Settled(
+            "visit_report", lambda: visit_report(conversation=conversation, appointment_id=ref, happened=happened)
+        )
+    return f"{payload.value!r} is not an answer about a visit"
+
+
 buttons.button_action_register(FIX_ACTION, _fixed, any_question=True)
+buttons.button_action_register(VISIT_ACTION, _visit, any_question=True)
 buttons.button_action_register(RATING_ACTION, _rating)
 
 

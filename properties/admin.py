@@ -86,6 +86,7 @@ class OrganizationAdmin(ScopedModelAdmin):
             },
         ),
         ("Notifications", {"fields": ["notification_email", "contact_whatsapp"]}),
+        ("Repairs", {"fields": ["auto_dispatch"]}),
         (
             "Emergencies",
             {

@@ -62,6 +62,12 @@ class Organization(models.Model):
     # None: follow the USE_LLM_ORCHESTRATION setting; True/False: override it.
     llm_orchestration_enabled = models.BooleanField(null=True, blank=True)
     notification_email = models.EmailField(blank=True, help_text="Where new issues and alerts are emailed.")
+    auto_dispatch = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="Offer routine and urgent repairs to the best-placed contractor at once, and to the next one "
+        "after a decline or no answer, without waiting for a person. Emergencies always wait for a person.",
+    )
     contact_whatsapp = models.CharField(
         max_length=32, blank=True, help_text="E.164 number that gets a WhatsApp message about new issues."
     )

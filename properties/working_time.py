@@ -65,8 +65,12 @@ def zone_get(name: str) -> datetime.tzinfo:
         return datetime.UTC
 
 
+def public_holiday(day: datetime.date, *, country: str, region: str) -> bool:
+    return day in _holidays(country, region)
+
+
 def working_day(day: datetime.date, *, country: str, region: str) -> bool:
-    return day.weekday() < 5 and day not in _holidays(country, region)
+    return day.weekday() < 5 and not public_holiday(day, country=country, region=region)
 
 
 def _day_end(day: datetime.date, zone: datetime.tzinfo) -> datetime.datetime:

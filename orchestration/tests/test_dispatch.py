@@ -14,7 +14,14 @@ from django.utils import timezone
 
 from conversations.delivery import message_send
 from conversations.models import Message
-from issues.dispatch import DispatchError, contractors_suggest, job_offer, jobs_expire, postcode_district
+from issues.dispatch import (
+    DispatchError,
+    contractors_suggest,
+    dispatch_auto,
+    job_offer,
+    jobs_expire,
+    postcode_district,
+)
 from issues.models import IssueUpdate, Job
 from issues.status import issue_status_change
 from orchestration.models import Turn
@@ -123,8 +130,9 @@ def test_the_contractor_taps_accept_and_the_tenants_assistant_never_hears_of_it(
     replies = tenant_says(
         "Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"}
     )
-    [reply] = replies
-    assert reply.startswith("Thanks, R2611-LEAK01 is yours. Harbour Lettings will be in touch to book the visit.")
+    reply, times = replies  # the details, then the visit times to pick from
+    assert times.startswith("When can you visit Flat 1, 12 Harbour Street, Leeds for R2611-LEAK01?")
+    assert reply.startswith("Thanks, R2611-LEAK01 is yours. Next I'll ask you for times to visit.")
     assert "Flat 1, 12 Harbour Street, Leeds, LS1 4AB" in reply and "Key safe by the door" in reply  # the details
     job.refresh_from_db()
     assert job.state == "accepted" and job.responded_at is not None
@@ -136,7 +144,7 @@ def test_the_contractor_taps_accept_and_the_tenants_assistant_never_hears_of_it(
     again = tenant_says(
         "Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"}
     )
-    assert again == ["That offer is not open any more (the offer of R2611-LEAK01 is accepted already)."]
+    assert again == ["That is not open any more (the offer of R2611-LEAK01 is accepted already)."]
 
 
 def test_a_decline_typed_as_a_number_goes_back_to_the_landlord_with_the_next_suggestion(leak, tenant_says):
@@ -185,3 +193,32 @@ def test_an_unanswered_offer_lapses_once_and_the_landlord_gets_the_next_suggesti
     assert "did not answer for R2611-LEAK01. Next suggestion: Wakefield Plumbing" in told
     lapsed = Message.objects.filter(to_address=f"whatsapp:{PLUMBER}").latest("id").body
     assert lapsed == "The offer of R2611-LEAK01 has lapsed; no need to reply."
+
+
+def test_with_auto_dispatch_a_routine_report_goes_to_the_best_plumber_and_on_after_a_decline(leak, home, tenant_says):
+    home.auto_dispatch = True
+    home.save()
+    leak.organization.refresh_from_db()
+    assert dispatch_auto(leak) == "Offered automatically to Leeds Plumbing."
+    first = Job.objects.get()
+    tenant_says("2", phone=PLUMBER)  # Decline
+    second = Job.objects.exclude(pk=first.pk).get()
+    assert second.contractor.name == "Wakefield Plumbing" and second.state == "offered"
+    told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
+    assert told.endswith("declined R2611-LEAK01. Offered automatically to Wakefield Plumbing.")
+    # The electrician is never tried for a leak; after the plumbers, a person decides.
+    Job.objects.filter(pk=second.pk).update(state="declined")
+    assert dispatch_auto(leak) == "No contractor of that trade is left to offer it to: please arrange it yourself."
+
+
+def test_auto_dispatch_leaves_emergencies_and_organizations_without_it_to_a_person(leak, home, settings):
+    assert dispatch_auto(leak) == ""  # off by default
+    home.auto_dispatch = True
+    home.save()
+    leak.organization.refresh_from_db()
+    leak.urgency = "emergency"
+    assert dispatch_auto(leak) == ""
+    leak.urgency = "routine"
+    settings.DISPATCH_AUTO_MAX_OFFERS = 0
+    assert dispatch_auto(leak).startswith("Offered 0 times already")
+    assert not Job.objects.exists()

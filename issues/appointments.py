@@ -1,0 +1,520 @@
+"""Booking the visit, once a contractor has accepted a job.
+
+1. ``slots_ask``: the contractor gets a list of half-day windows inside their
+   working days and hours (``slots_free``: the next working days of the
+   organization, public holidays and their booked visits left out). They tap
+   up to ``APPOINTMENT_SLOTS_MAX`` (``slot_propose``; "Send these" sends fewer),
+   or write them ("tues 9 or weds 2pm"), read by a small scripted grammar
+   (``issues/visit_times.py``); a typed message is their whole proposal. Text it cannot read is passed on
+   to the landlord, and the contractor is shown the list again.
+2. ``slots_offer``: the tenant picks one from a list (or "None of these": the
+   contractor is asked for other times and the landlord told).
+3. ``visit_pick``: booked. Both get a confirmation with a link to the visit's
+   ``.ics`` (``issues/calendar.py``); their emails carry it attached.
+4. Beat (``appointments_check``): a reminder to both the day before, and once
+   the window has passed, both are asked whether the visit happened. The
+   first "No" marks it missed, tells the landlord and asks the contractor for
+   new times (``visit_report``).
+
+Every step is a line in the issue's history. Texts are in English.
+"""
+
+from __future__ import annotations
+
+import datetime
+import itertools
+from collections.abc import Callable
+import logging
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core import signing
+from django.core.mail import EmailMessage
+from django.db import transaction
+from django.urls import reverse
+from django.utils import timezone
+
+from conversations.models import Conversation, Message
+from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
+from issues.calendar import ICS_SALT, visit_ics
+from issues.dispatch import DispatchError, contractor_conversation, job_answer, message_pass_on
+from issues.landlord import landlord_tell
+from issues.models import Appointment, Issue, IssueUpdate, Job
+from issues.visit_times import times_read
+from properties.models import Contractor
+from properties.working_time import public_holiday, zone_get
+
+logger = logging.getLogger(__name__)
+
+SLOT_ACTION = "slot"  # the contractor's: slot:<start>-<end>:<job id>, slot:send:<job id>
+VISIT_ACTION = "visit"  # the tenant's pick (visit:pick:<appointment>, visit:none:<job>); after it, either side's
+# visit:came:<appointment> / visit:missed:<appointment>
+SLOTS_PURPOSE = "appointment_slots"  # to the contractor; with a list-picker template in WHATSAPP_TEMPLATES
+OFFER_PURPOSE = "appointment_offer"  # to the tenant
+VISIT_PURPOSE = "appointment"  # confirmations, reminders, "did it happen?"
+STAMP = "%Y%m%d%H%M"  # a payload's UTC times
+NOON = datetime.time(12, 0)
+
+
+class AppointmentError(DispatchError):
+    """The answer does not apply now; the message says why."""
+
+
+@dataclass(frozen=True)
+class Window:
+    starts: datetime.datetime
+    ends: datetime.datetime
+
+    def payload(self, job_id: int) -> str:
+        stamps = f"{self.starts.astimezone(datetime.UTC):{STAMP}}-{self.ends.astimezone(datetime.UTC):{STAMP}}"
+        return f"{SLOT_ACTION}:{stamps}:{job_id}"
+
+
+def window_parse(value: str) -> Window | None:
+    """The window of a payload's value, or None when it is not one."""
+    try:
+        starts, ends = (
+            datetime.datetime.strptime(part, STAMP).replace(tzinfo=datetime.UTC) for part in value.split("-", 1)
+        )
+    except ValueError:
+        return None
+    return Window(starts, ends) if ends > starts else None
+
+
+def window_text(window: Window, zone: datetime.tzinfo) -> str:
+    """'Tue 1 Dec 08:00-12:00' in the organization's time."""
+    starts, ends = window.starts.astimezone(zone), window.ends.astimezone(zone)
+    return f"{starts:%a} {starts.day} {starts:%b %H:%M}-{ends:%H:%M}"
+
+
+def _zone(issue: Issue) -> datetime.tzinfo:
+    return zone_get(issue.organization.timezone)
+
+
+def slots_free(contractor: Contractor, *, issue: Issue, now: datetime.datetime) -> list[Window]:
+    """Half-day windows (start to noon, noon to end) on the contractor's next
+    ``APPOINTMENT_DAYS_AHEAD`` working days from tomorrow (their own days,
+    less the organization's public holidays), leaving out their booked
+    visits; at most ``APPOINTMENT_SLOTS_LISTED``."""
+    zone = _zone(issue)
+    booked = [
+        (a.starts_at, a.ends_at)
+        for a in Appointment.objects.filter(
+            job__contractor=contractor, state=Appointment.State.BOOKED, ends_at__gt=now
+        ).only("starts_at", "ends_at")
+    ]
+    bounds = sorted(
+        {contractor.work_starts, contractor.work_ends, max(min(NOON, contractor.work_ends), contractor.work_starts)}
+    )
+    windows: list[Window] = []
+    day, days = now.astimezone(zone).date(), 0
+    for _ in range(28):
+        day += datetime.timedelta(days=1)
+        if day.weekday() not in contractor.working_days or public_holiday(
+            day, country=issue.organization.country, region=issue.organization.holiday_region
+        ):
+            continue
+        for first, second in itertools.pairwise(bounds):
+            window = Window(
+                datetime.datetime.combine(day, first, tzinfo=zone), datetime.datetime.combine(day, second, tzinfo=zone)
+            )
+            if not any(s < window.ends and e > window.starts for s, e in booked):
+                windows.append(window)
+        days += 1
+        if days >= settings.APPOINTMENT_DAYS_AHEAD or len(windows) >= settings.APPOINTMENT_SLOTS_LISTED:
+            break
+    return windows[: settings.APPOINTMENT_SLOTS_LISTED]
+
+
+def slots_ask(job: Job, *, note: str = "", now: datetime.datetime | None = None) -> Message | None:
+    """Ask the contractor for visit times (inside the caller's transaction)."""
+    now = now or timezone.now()
+    issue, contractor = job.issue, job.contractor
+    if not contractor.whatsapp:
+        _tell(issue, f"{contractor.name} has no WhatsApp number: agree the visit with them yourself.")
+        return None
+    proposed = list(job.appointments.filter(state=Appointment.State.PROPOSED))
+    taken = {(a.starts_at, a.ends_at) for a in proposed}
+    windows = [w for w in slots_free(contractor, issue=issue, now=now) if (w.starts, w.ends) not in taken]
+    zone = _zone(issue)
+    choices = [Choice(payload=w.payload(job.pk), title=window_text(w, zone)) for w in windows]
+    if proposed:
+        choices.insert(0, Choice(payload=f"{SLOT_ACTION}:send:{job.pk}", title=f"Send {len(proposed)} to tenant"))
+    lines = [c.title for c in choices]
+    body = (
+        (f"{note}\n" if note else "")
+        + f"When can you visit {issue.property.address} for {issue.reference}? Pick up to "
+        f"{settings.APPOINTMENT_SLOTS_MAX} times, one at a time, or write them (e.g. 'Tue 9am, Wed 2pm').\n"
+        + "\n".join(f"{n}. {line}" for n, line in enumerate(lines, 1))
+    )
+    return outbound_choice_queue(
+        conversation=contractor_conversation(contractor),
+        body=body,
+        choices=choices,
+        purpose=SLOTS_PURPOSE,
+        content_variables={"1": issue.reference, "2": str(job.pk)},
+        author=Message.Author.SYSTEM,
+    )
+
+
+def job_reply(*, conversation: Conversation, job_id: int, accept: bool) -> str:
+    """The contractor's Accept or Decline (``dispatch.job_answer``); on
+    Accept they are asked for visit times in the same transaction."""
+    with transaction.atomic():
+        done = job_answer(conversation=conversation, job_id=job_id, accept=accept)
+        if accept:
+            job = Job.objects.select_related("issue__organization", "issue__property", "contractor").get(pk=job_id)
+            slots_ask(job)
+    return done
+
+
+def _job_locked(conversation: Conversation, job_id: int) -> Job:
+    job = (
+        Job.objects.select_for_update(of=("self",))
+        .select_related("issue__organization", "issue__property", "issue__conversation", "issue__tenant", "contractor")
+        .filter(pk=job_id, issue__organization_id=conversation.organization_id)
+        .first()
+    )
+    if job is None:
+        raise AppointmentError("no such job")
+    if job.state != Job.State.ACCEPTED:
+        raise AppointmentError(f"the job on {job.issue.reference} is {job.get_state_display().lower()}")
+    if not job.issue.is_open():
+        raise AppointmentError(f"{job.issue.reference} is {job.issue.get_status_display().lower()}")
+    return job
+
+
+def _contractors_job(conversation: Conversation, job_id: int) -> Job:
+    job = _job_locked(conversation, job_id)
+    if job.contractor.whatsapp != conversation.phone:
+        raise AppointmentError("that job is not this number's")
+    if job.appointments.filter(state__in=[Appointment.State.OFFERED, Appointment.State.BOOKED]).exists():
+        raise AppointmentError(f"times for {job.issue.reference} have gone to the tenant already")
+    return job
+
+
+def _window_check(window: Window, now: datetime.datetime) -> str:
+    if window.starts <= now:
+        return "that time has passed"
+    if window.starts > now + datetime.timedelta(days=settings.APPOINTMENT_HORIZON_DAYS):
+        return f"that is more than {settings.APPOINTMENT_HORIZON_DAYS} days ahead"
+    return ""
+
+
+def slot_propose(*, conversation: Conversation, job_id: int, window: Window) -> str:
+    """The contractor tapped a time. At ``APPOINTMENT_SLOTS_MAX`` proposed,
+    they go to the tenant; before, the contractor is shown the rest."""
+    now = timezone.now()
+    with transaction.atomic():
+        job = _contractors_job(conversation, job_id)
+        refused = _window_check(window, now)
+        if refused:
+            raise AppointmentError(refused)
+        Appointment.objects.get_or_create(
+            job=job, starts_at=window.starts, ends_at=window.ends, state=Appointment.State.PROPOSED
+        )
+        count = job.appointments.filter(state=Appointment.State.PROPOSED).count()
+        if count >= settings.APPOINTMENT_SLOTS_MAX:
+            return slots_offer(job)
+        slots_ask(job, note=f"Noted: {window_text(window, _zone(job.issue))}.", now=now)
+    return f"{job.issue.reference}: {count} time(s) proposed"
+
+
+def slots_send(*, conversation: Conversation, job_id: int) -> str:
+    """The contractor's "Send these": the proposed times go to the tenant."""
+    with transaction.atomic():
+        job = _contractors_job(conversation, job_id)
+        if not job.appointments.filter(state=Appointment.State.PROPOSED).exists():
+            raise AppointmentError("no times are proposed yet")
+        return slots_offer(job)
+
+
+def slots_read(text: str, *, zone: datetime.tzinfo, country: str, now: datetime.datetime) -> list[Window]:
+    """The visit times in a contractor's typed reply (``visit_times``), each
+    an ``APPOINTMENT_TYPED_HOURS`` window; [] when none can be read."""
+    length = datetime.timedelta(hours=settings.APPOINTMENT_TYPED_HOURS)
+    starts = times_read(text, now=now.astimezone(zone), country=country, limit=settings.APPOINTMENT_SLOTS_MAX)
+    return [Window(start, start + length) for start in starts]
+
+
+def job_awaiting_times(conversation: Conversation) -> Job | None:
+    """The contractor's accepted job whose visit is not offered or booked yet."""
+    return (
+        Job.objects.filter(
+            issue__organization_id=conversation.organization_id,
+            contractor__whatsapp=conversation.phone,
+            state=Job.State.ACCEPTED,
+            issue__status__in=Issue.OPEN_STATUSES,
+        )
+        .exclude(appointments__state__in=[Appointment.State.OFFERED, Appointment.State.BOOKED])
+        .order_by("-responded_at")
+        .first()
+    )
+
+
+def slots_typed(*, conversation: Conversation, text: str) -> str | None:
+    """A typed message from a contractor whose job awaits visit times: the
+    times read from it go to the tenant; with none read, the text goes to the
+    landlord and the contractor sees the list again. None when no job awaits
+    times (the caller passes the text on)."""
+    now = timezone.now()
+    awaiting = job_awaiting_times(conversation)
+    if awaiting is None:
+        return None
+    with transaction.atomic():
+        job = _contractors_job(conversation, awaiting.pk)
+        read = slots_read(text, zone=_zone(job.issue), country=job.issue.organization.country, now=now)
+        windows = [w for w in read if not _window_check(w, now)]
+        if not windows:
+            message_pass_on(job.contractor, text)
+            slots_ask(job, note="I couldn't read a time in that; I've passed it on to the landlord.", now=now)
+            return "no time read: passed on to the landlord"
+        for window in windows:
+            Appointment.objects.get_or_create(
+                job=job, starts_at=window.starts, ends_at=window.ends, state=Appointment.State.PROPOSED
+            )
+        return slots_offer(job)
+
+
+def _tenant_conversation(issue: Issue) -> Conversation | None:
+    if issue.conversation is not None:
+        return issue.conversation
+    if issue.tenant is not None and issue.tenant.phone:
+        return Conversation.objects.filter(organization=issue.organization, phone=issue.tenant.phone).first()
+    return None
+
+
+def slots_offer(job: Job) -> str:
+    """The proposed times go to the tenant to pick one (inside the caller's
+    transaction, the job locked)."""
+    issue, contractor = job.issue, job.contractor
+    proposed = list(job.appointments.filter(state=Appointment.State.PROPOSED).order_by("starts_at"))
+    zone = _zone(issue)
+    texts = [window_text(Window(a.starts_at, a.ends_at), zone) for a in proposed]
+    tenant = _tenant_conversation(issue)
+    if tenant is None:
+        _tell(issue, f"{contractor.name} can visit {' or '.join(texts)}; there is no tenant conversation to ask.")
+        _history(issue, f"{contractor.name} proposed {', '.join(texts)}; no tenant to ask.")
+        return f"{issue.reference}: no tenant conversation"
+    Appointment.objects.filter(pk__in=[a.pk for a in proposed]).update(state=Appointment.State.OFFERED)
+    choices = [Choice(payload=f"{VISIT_ACTION}:pick:{a.pk}", title=t) for a, t in zip(proposed, texts, strict=True)]
+    choices.append(Choice(payload=f"{VISIT_ACTION}:none:{job.pk}", title="None of these"))
+    outbound_choice_queue(
+        conversation=tenant,
+        body=f"{contractor.name} can come to fix '{issue.title}' ({issue.reference}). Which time suits you?\n"
+        + "\n".join(f"{n}. {c.title}" for n, c in enumerate(choices, 1))
+        + "\nReply with the number.",
+        choices=choices,
+        purpose=OFFER_PURPOSE,
+        content_variables={"1": issue.reference, "2": contractor.name},
+        author=Message.Author.SYSTEM,
+    )
+    outbound_text_queue(
+        conversation=contractor_conversation(contractor),
+        body=f"Thanks. I've sent {', '.join(texts)} to the tenant of {issue.reference}; you'll hear which they pick.",
+        purpose=VISIT_PURPOSE,
+        author=Message.Author.SYSTEM,
+    )
+    _history(issue, f"{contractor.name} proposed {', '.join(texts)}; offered to the tenant.")
+    return f"{issue.reference}: {len(proposed)} time(s) offered to the tenant"
+
+
+def _tenants_job(conversation: Conversation, job_id: int) -> Job:
+    job = _job_locked(conversation, job_id)
+    issue = job.issue
+    if _tenant_conversation(issue) != conversation:
+        raise AppointmentError(f"{issue.reference} was not reported from this number")
+    return job
+
+
+def visit_pick(*, conversation: Conversation, appointment_id: int) -> str:
+    """The tenant picked a time: booked, both told with the calendar entry."""
+    appointment = Appointment.objects.filter(pk=appointment_id).only("job_id").first()
+    if appointment is None:
+        raise AppointmentError("no such visit time")
+    with transaction.atomic():
+        job = _tenants_job(conversation, appointment.job_id)
+        appointment = Appointment.objects.get(pk=appointment_id)
+        if appointment.state != Appointment.State.OFFERED:
+            raise AppointmentError(f"that time is {appointment.get_state_display().lower()}")
+        now = timezone.now()
+        job.appointments.filter(state=Appointment.State.OFFERED).exclude(pk=appointment.pk).update(
+            state=Appointment.State.NOT_CHOSEN
+        )
+        appointment.state, appointment.booked_at = Appointment.State.BOOKED, now
+        appointment.save(update_fields=["state", "booked_at"])
+        issue, contractor = job.issue, job.contractor
+        when = window_text(Window(appointment.starts_at, appointment.ends_at), _zone(issue))
+        Issue.objects.filter(pk=issue.pk).update(
+            status=Issue.Status.SCHEDULED, scheduled_for=appointment.starts_at.astimezone(_zone(issue)).date()
+        )
+        link = ics_link(appointment)
+        outbound_text_queue(
+            conversation=conversation,
+            body=f"Booked: {contractor.name} will come {when} for {issue.reference}. Add it to your calendar: {link}",
+            purpose=VISIT_PURPOSE,
+            author=Message.Author.SYSTEM,
+        )
+        if contractor.whatsapp:
+            outbound_text_queue(
+                conversation=contractor_conversation(contractor),
+                body=f"Booked: {issue.reference} at {issue.property.address}, {when}. Calendar: {link}",
+                purpose=VISIT_PURPOSE,
+                author=Message.Author.SYSTEM,
+            )
+        emails = [e for e in (contractor.email, issue.tenant.email if issue.tenant else "") if e]
+        if emails:
+            _ics_email(appointment, to=emails, subject=f"Visit booked: {issue.reference}, {when}")
+        _history(issue, f"Visit booked with {contractor.name}: {when} (the tenant's pick).")
+        _tell(issue, f"Visit booked: {contractor.name}, {when}.")
+    return f"{issue.reference}: booked {when}"
+
+
+def visit_none(*, conversation: Conversation, job_id: int) -> str:
+    """None of the times suits the tenant: the contractor is asked again."""
+    with transaction.atomic():
+        job = _tenants_job(conversation, job_id)
+        changed = job.appointments.filter(state=Appointment.State.OFFERED).update(state=Appointment.State.NOT_CHOSEN)
+        if not changed:
+            raise AppointmentError(f"no times for {job.issue.reference} are waiting for an answer")
+        issue = job.issue
+        outbound_text_queue(
+            conversation=conversation,
+            body=f"OK, I'll ask {job.contractor.name} for other times for {issue.reference}.",
+            purpose=VISIT_PURPOSE,
+            author=Message.Author.SYSTEM,
+        )
+        slots_ask(job, note=f"None of those times suits the tenant of {issue.reference}.")
+        _history(issue, "None of the proposed times suited the tenant; the contractor was asked again.")
+        _tell(issue, f"None of {job.contractor.name}'s times suited the tenant; they were asked for others.")
+    return f"{issue.reference}: none suited"
+
+
+def visit_report(*, conversation: Conversation, appointment_id: int, happened: bool) -> str:
+    """Either side's answer to "did the visit happen?". The first answer
+    settles it; a missed visit tells the landlord and asks for new times."""
+    with transaction.atomic():
+        appointment = (
+            Appointment.objects.select_for_update(of=("self",))
+            .select_related("job__contractor", "job__issue__organization", "job__issue__property")
+            .select_related("job__issue__conversation", "job__issue__tenant")
+            .filter(pk=appointment_id, job__issue__organization_id=conversation.organization_id)
+            .first()
+        )
+        if appointment is None:
+            raise AppointmentError("no such visit")
+        job, issue = appointment.job, appointment.job.issue
+        by = "contractor" if job.contractor.whatsapp == conversation.phone else "tenant"
+        if by == "tenant" and _tenant_conversation(issue) != conversation:
+            raise AppointmentError("that visit is not this number's")
+        if appointment.state != Appointment.State.BOOKED:
+            raise AppointmentError(f"that visit is {appointment.get_state_display().lower()} already")
+        when = window_text(Window(appointment.starts_at, appointment.ends_at), _zone(issue))
+        if happened:
+            appointment.state = Appointment.State.VISITED
+            appointment.save(update_fields=["state"])
+            _history(issue, f"The {by} confirmed the visit of {when}.")
+            return f"{issue.reference}: visited"
+        appointment.state, appointment.missed_by = Appointment.State.MISSED, by
+        appointment.save(update_fields=["state", "missed_by"])
+        Issue.objects.filter(pk=issue.pk).update(status=Issue.Status.ACKNOWLEDGED, scheduled_for=None)
+        _history(issue, f"The {by} reported the visit of {when} as missed.")
+        _tell(issue, f"Missed visit ({when}), reported by the {by}. {job.contractor.name} is asked for new times.")
+        outbound_text_queue(
+            conversation=conversation,
+            body=f"Sorry about that. I've told {issue.organization.name} and asked for a new time "
+            f"for {issue.reference}.",
+            purpose=VISIT_PURPOSE,
+            author=Message.Author.SYSTEM,
+        )
+        if job.state == Job.State.ACCEPTED and issue.is_open():
+            slots_ask(job, note=f"The visit of {when} for {issue.reference} was missed.")
+    return f"{issue.reference}: missed ({by})"
+
+
+@dataclass
+class Checked:
+    reminded: int = 0
+    asked: int = 0
+
+
+def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
+    """Beat: the day-before reminder, then once the window has passed,
+    "did it happen?" to both sides. Each is recorded on the appointment in
+    the same transaction as its messages (SKIP LOCKED), so never sent twice."""
+    now = now or timezone.now()
+    checked = Checked()
+    base = Appointment.objects.select_for_update(of=("self",), skip_locked=True).select_related(
+        "job__contractor", "job__issue__organization", "job__issue__property", "job__issue__conversation"
+    )
+    with transaction.atomic():
+        soon = now + datetime.timedelta(hours=settings.APPOINTMENT_REMINDER_HOURS)
+        for appointment in base.filter(
+            state=Appointment.State.BOOKED, reminded_at__isnull=True, starts_at__gt=now, starts_at__lte=soon
+        ).select_related("job__issue__tenant"):
+            _both(appointment, lambda issue, when: f"Reminder: the visit for {issue.reference} is {when}.", None)
+            Appointment.objects.filter(pk=appointment.pk).update(reminded_at=now)
+            checked.reminded += 1
+    with transaction.atomic():
+        for appointment in base.filter(
+            state=Appointment.State.BOOKED, asked_at__isnull=True, ends_at__lte=now
+        ).select_related("job__issue__tenant"):
+            _both(
+                appointment,
+                lambda issue, when: f"Did the visit for {issue.reference} ({when}) happen?",
+                [
+                    Choice(payload=f"{VISIT_ACTION}:came:{appointment.pk}", title="Yes"),
+                    Choice(payload=f"{VISIT_ACTION}:missed:{appointment.pk}", title="No"),
+                ],
+            )
+            Appointment.objects.filter(pk=appointment.pk).update(asked_at=now)
+            checked.asked += 1
+    return checked
+
+
+def _both(appointment: Appointment, body: Callable[[Issue, str], str], choices: list[Choice] | None) -> None:
+    issue, contractor = appointment.job.issue, appointment.job.contractor
+    text = body(issue, window_text(Window(appointment.starts_at, appointment.ends_at), _zone(issue)))
+    conversations = [
+        c
+        for c in (_tenant_conversation(issue), contractor_conversation(contractor) if contractor.whatsapp else None)
+        if c
+    ]
+    for conversation in conversations:
+        if choices is None:
+            outbound_text_queue(
+                conversation=conversation, body=text, purpose=VISIT_PURPOSE, author=Message.Author.SYSTEM
+            )
+        else:
+            outbound_choice_queue(
+                conversation=conversation,
+                body=f"{text}\n1. Yes\n2. No",
+                choices=choices,
+                purpose=VISIT_PURPOSE,
+                content_variables={"1": text},
+                author=Message.Author.SYSTEM,
+            )
+
+
+def ics_link(appointment: Appointment) -> str:
+    token = signing.dumps(appointment.pk, salt=ICS_SALT)
+    return f"{settings.PUBLIC_BASE_URL}{reverse('appointment-ics', args=[token])}"
+
+
+def _ics_email(appointment: Appointment, *, to: list[str], subject: str) -> None:
+    email = EmailMessage(
+        subject=subject,
+        body=f"{subject}\nThe calendar entry is attached.",
+        from_email=settings.DEFAULT_FROM_EMAIL,
+        to=to,
+    )
+    email.attach(f"visit-{appointment.pk}.ics", visit_ics(appointment), "text/calendar")
+    transaction.on_commit(email.send, robust=True)
+
+
+def _history(issue: Issue, body: str) -> None:
+    IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.SYSTEM, body=body)
+
+
+def _tell(issue: Issue, tell: str) -> None:
+    landlord_tell(organization=issue.organization, subject=f"[{issue.reference}] {tell}", body=f"{issue.title}\n{tell}")

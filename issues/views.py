@@ -1,0 +1,28 @@
+"""The one public page of the issues app: a booked visit's calendar entry,
+at a signed link sent over WhatsApp (``appointments.ics_link``)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.core import signing
+from django.http import Http404, HttpRequest, HttpResponse
+
+from issues.calendar import ICS_SALT, visit_ics
+from issues.models import Appointment
+
+
+def appointment_ics(request: HttpRequest, token: str) -> HttpResponse:
+    try:
+        pk = signing.loads(token, salt=ICS_SALT, max_age=settings.APPOINTMENT_LINK_DAYS * 86400)
+    except signing.BadSignature as error:  # SignatureExpired too
+        raise Http404("This calendar link is not valid or has expired.") from error
+    appointment = (
+        Appointment.objects.select_related("job__contractor", "job__issue__property", "job__issue__organization")
+        .filter(pk=pk)
+        .first()
+    )
+    if appointment is None:
+        raise Http404("No such visit.")
+    response = HttpResponse(visit_ics(appointment), content_type="text/calendar; charset=utf-8")
+    response["Content-Disposition"] = f'attachment; filename="visit-{appointment.pk}.ics"'
+    return response

@@ -1,0 +1,244 @@
+"""Booking the visit over WhatsApp, through the signed webhook: the
+contractor proposes times (tapped from their working hours or typed), the
+tenant picks one, both get the calendar entry, a reminder the day before,
+and either side can report a missed visit."""
+
+from __future__ import annotations
+
+import datetime
+
+import pytest
+import time_machine
+from django.core import mail
+from django.urls import reverse
+
+from conversations.models import Conversation, Message
+from issues.appointments import (
+    AppointmentError,
+    Window,
+    appointments_check,
+    job_reply,
+    slot_propose,
+    slots_free,
+    visit_pick,
+    window_text,
+)
+from issues.dispatch import job_offer
+from issues.models import Appointment, IssueUpdate
+from issues.status import issue_status_change
+from orchestration.testing.fixtures import PHONE
+from properties.models import Contractor, Tenant
+from properties.tests.factories import IssueFactory
+from properties.working_time import zone_get
+
+PLUMBER = "+447700900701"
+LANDLORD = "+447700900555"
+WEDNESDAY = datetime.datetime(2026, 11, 25, 10, 0, tzinfo=datetime.UTC)
+LONDON = zone_get("Europe/London")
+
+
+@pytest.fixture(autouse=True)
+def _classifier_off(settings):
+    settings.EMERGENCY_CLASSIFIER = "off"
+
+
+@pytest.fixture
+def clock():
+    with time_machine.travel(WEDNESDAY, tick=False) as traveller:
+        yield traveller
+
+
+@pytest.fixture
+def plumber(home):
+    home.contact_whatsapp = LANDLORD
+    home.timezone = "Europe/London"
+    home.save()
+    return Contractor.objects.create(
+        organization=home,
+        name="Leeds Plumbing",
+        trades=["plumbing"],
+        whatsapp=PLUMBER,
+        email="jobs@leedsplumbing.example",
+    )
+
+
+@pytest.fixture
+def accepted(home, plumber, clock):
+    """A leak reported in the tenant's conversation, its job accepted."""
+    Tenant.objects.filter(phone=PHONE).update(email="amira@example.com")
+    conversation = Conversation.objects.create(organization=home, phone=PHONE, whatsapp_id=f"whatsapp:{PHONE}")
+    issue = IssueFactory(
+        organization=home,
+        property=home.properties.get(code="FLAT-1"),
+        tenant=Tenant.objects.get(phone=PHONE),
+        conversation=conversation,
+        reference="R2611-LEAK01",
+        title="Leak under the sink",
+    )
+    job = job_offer(issue=issue, contractor=plumber)
+    job_reply(conversation=Conversation.objects.get(phone=PLUMBER), job_id=job.pk, accept=True)
+    return job
+
+
+def latest(phone: str) -> Message:
+    return Message.objects.filter(to_address=f"whatsapp:{phone}").latest("id")
+
+
+def tap(say, phone: str, choice: dict) -> list[str]:
+    return say(choice["title"], phone=phone, extra={"ButtonPayload": choice["payload"], "ButtonText": choice["title"]})
+
+
+def test_the_list_is_half_days_of_the_contractors_working_days_without_holidays_or_booked_visits(plumber, home):
+    issue = IssueFactory(organization=home, property=home.properties.get(code="FLAT-1"))
+    home.timezone, home.country = "Europe/London", "GB"
+    plumber.work_starts, plumber.work_ends = datetime.time(8), datetime.time(17)
+    christmas_eve = datetime.datetime(2026, 12, 23, 10, 0, tzinfo=datetime.UTC)  # a Wednesday
+    windows = slots_free(plumber, issue=issue, now=christmas_eve)
+    texts = [window_text(w, LONDON) for w in windows]
+    # Christmas (Fri), the weekend and Boxing Day's substitute (Mon 28) are skipped.
+    assert texts[:4] == [
+        "Thu 24 Dec 08:00-12:00",
+        "Thu 24 Dec 12:00-17:00",
+        "Tue 29 Dec 08:00-12:00",
+        "Tue 29 Dec 12:00-17:00",
+    ]
+    assert len(texts) == 9
+    plumber.working_days = [1, 5]  # Tuesdays and Saturdays
+    weekend_worker = slots_free(plumber, issue=issue, now=christmas_eve)
+    assert {w.starts.astimezone(LONDON).weekday() for w in weekend_worker} == {1, 5}
+    assert window_text(weekend_worker[0], LONDON) == "Tue 29 Dec 08:00-12:00"  # Boxing Day, a Saturday, skipped
+
+
+def test_accept_asks_for_times_then_the_tenant_picks_and_both_get_the_calendar_entry(
+    accepted, tenant_says, client, django_capture_on_commit_callbacks
+):
+    offer = latest(PLUMBER)
+    assert offer.raw_payload["purpose"] == "appointment_slots"
+    choices = offer.raw_payload["choices"]
+    assert [c["title"] for c in choices[:3]] == [
+        "Thu 26 Nov 08:00-12:00",
+        "Thu 26 Nov 12:00-17:00",
+        "Fri 27 Nov 08:00-12:00",
+    ]
+    tap(tenant_says, PLUMBER, choices[0])
+    again = latest(PLUMBER)  # noted, and the list again with "Send 1 to tenant" first
+    assert again.body.startswith("Noted: Thu 26 Nov 08:00-12:00.")
+    assert again.raw_payload["choices"][0]["title"] == "Send 1 to tenant"
+    assert "Thu 26 Nov 08:00-12:00" not in [c["title"] for c in again.raw_payload["choices"]]
+    tap(tenant_says, PLUMBER, again.raw_payload["choices"][2])  # Fri 27 Nov 08:00-12:00
+    tenant_says("1", phone=PLUMBER)  # typed: "Send 2 to tenant"
+    question = latest(PHONE)
+    assert question.raw_payload["purpose"] == "appointment_offer"
+    assert [c["title"] for c in question.raw_payload["choices"]] == [
+        "Thu 26 Nov 08:00-12:00",
+        "Fri 27 Nov 08:00-12:00",
+        "None of these",
+    ]
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        replies = tap(tenant_says, PHONE, question.raw_payload["choices"][1])
+    assert replies[0].startswith("Booked: Leeds Plumbing will come Fri 27 Nov 08:00-12:00 for R2611-LEAK01.")
+    booked = Appointment.objects.get(state="booked")
+    assert Appointment.objects.filter(state="not_chosen").count() == 1
+    assert latest(PLUMBER).body.startswith("Booked: R2611-LEAK01 at Flat 1, 12 Harbour Street, Leeds, Fri 27 Nov")
+    booked.job.issue.refresh_from_db()
+    assert booked.job.issue.status == "scheduled" and booked.job.issue.scheduled_for == datetime.date(2026, 11, 27)
+    [email] = [m for m in mail.outbox if m.attachments]  # the landlord's notice is the other
+    assert sorted(email.to) == ["amira@example.com", "jobs@leedsplumbing.example"]
+    [(_, ics, kind)] = email.attachments
+    assert kind == "text/calendar" and "DTSTART:20261127T080000Z" in ics and "Leak under the sink" in ics
+    link = replies[0].rsplit(" ", 1)[-1]
+    response = client.get(link[link.index("/visits/") :])
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/calendar")
+    assert b"DTEND:20261127T120000Z" in response.content
+    history = list(IssueUpdate.objects.filter(issue=booked.job.issue).values_list("body", flat=True))
+    assert "Visit booked with Leeds Plumbing: Fri 27 Nov 08:00-12:00 (the tenant's pick)." in history
+    # A second tap on the other time changes nothing.
+    tap(tenant_says, PHONE, question.raw_payload["choices"][0])
+    assert Appointment.objects.filter(state="booked").count() == 1
+
+
+def test_typed_times_go_to_the_tenant_and_unreadable_text_goes_to_the_landlord(accepted, tenant_says):
+    tenant_says("sorry mate cant say yet, van is in the garage", phone=PLUMBER)
+    assert latest(LANDLORD).body.startswith("Message from Leeds Plumbing: sorry mate")
+    assert latest(PLUMBER).raw_payload["purpose"] == "appointment_slots"  # the list again
+    assert not Appointment.objects.exists()
+    tenant_says("I can do tues 9 or weds 2pm", phone=PLUMBER)
+    question = latest(PHONE)
+    assert [c["title"] for c in question.raw_payload["choices"]] == [
+        "Tue 1 Dec 09:00-11:00",
+        "Wed 2 Dec 14:00-16:00",
+        "None of these",
+    ]
+
+
+def test_none_of_these_asks_the_contractor_again_and_tells_the_landlord(accepted, tenant_says):
+    tenant_says("tomorrow 10am", phone=PLUMBER)
+    question = latest(PHONE)
+    tap(tenant_says, PHONE, question.raw_payload["choices"][-1])
+    assert list(Appointment.objects.values_list("state", flat=True)) == ["not_chosen"]
+    ask = latest(PLUMBER)
+    assert ask.body.startswith("None of those times suits the tenant of R2611-LEAK01.")
+    assert ask.raw_payload["purpose"] == "appointment_slots"
+    assert "None of Leeds Plumbing's times suited the tenant" in latest(LANDLORD).body
+
+
+def test_a_reminder_the_day_before_then_a_missed_visit_reported_by_the_tenant(accepted, tenant_says, clock):
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    clock.move_to(datetime.datetime(2026, 11, 26, 7, 0, tzinfo=datetime.UTC))  # 25 h before
+    assert appointments_check().reminded == 0
+    clock.move_to(datetime.datetime(2026, 11, 26, 9, 0, tzinfo=datetime.UTC))
+    assert appointments_check().reminded == 1
+    assert appointments_check().reminded == 0  # once
+    assert (
+        latest(PHONE).body == latest(PLUMBER).body == "Reminder: the visit for R2611-LEAK01 is Fri 27 Nov 08:00-10:00."
+    )
+    clock.move_to(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=datetime.UTC))
+    checked = appointments_check()
+    assert (checked.reminded, checked.asked) == (0, 1)
+    assert appointments_check().asked == 0
+    question = latest(PHONE)
+    assert question.body.startswith("Did the visit for R2611-LEAK01 (Fri 27 Nov 08:00-10:00) happen?")
+    tenant_says("2", phone=PHONE)  # No
+    appointment = Appointment.objects.get()
+    assert appointment.state == "missed" and appointment.missed_by == "tenant"
+    assert "Missed visit (Fri 27 Nov 08:00-10:00), reported by the tenant" in latest(LANDLORD).body
+    asked = latest(PLUMBER)
+    assert asked.body.startswith("The visit of Fri 27 Nov 08:00-10:00 for R2611-LEAK01 was missed.")
+    appointment.job.issue.refresh_from_db()
+    assert appointment.job.issue.status == "acknowledged" and appointment.job.issue.scheduled_for is None
+    # The contractor's own "Yes" to the earlier question comes too late.
+    earlier = Message.objects.filter(to_address=f"whatsapp:{PLUMBER}", raw_payload__purpose="appointment").latest("id")
+    tap(tenant_says, PLUMBER, earlier.raw_payload["choices"][0])
+    appointment.refresh_from_db()
+    assert appointment.state == "missed"
+
+
+def test_closing_the_issue_cancels_its_visit_and_the_calendar_entry_says_so(accepted, tenant_says, client):
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    issue_status_change(issue=accepted.issue, status="closed")
+    appointment = Appointment.objects.get()
+    assert appointment.state == "cancelled"
+    assert appointments_check().reminded == 0
+    link = Message.objects.filter(body__startswith="Booked:", to_address=f"whatsapp:{PHONE}").get().body
+    response = client.get(link[link.index("/visits/") :])
+    assert b"STATUS:CANCELLED" in response.content
+
+
+def test_a_forged_or_foreign_calendar_link_is_not_found(accepted, client):
+    assert client.get(reverse("appointment-ics", args=["not-a-token"])).status_code == 404
+
+
+def test_a_pick_from_another_number_is_refused(accepted, tenant_says, home):
+    tenant_says("friday 8am", phone=PLUMBER)
+    offered = Appointment.objects.get(state="offered")
+    stranger = Conversation.objects.create(
+        organization=home, phone="+447700900999", whatsapp_id="whatsapp:+447700900999"
+    )
+    with pytest.raises(AppointmentError, match="not reported from this number"):
+        visit_pick(conversation=stranger, appointment_id=offered.pk)
+    with pytest.raises(AppointmentError, match="not this number's"):  # the contractor cannot pick for the tenant
+        slot_propose(conversation=stranger, job_id=accepted.pk, window=Window(offered.starts_at, offered.ends_at))
+    assert not Appointment.objects.filter(state="booked").exists()
