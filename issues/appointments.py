@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import datetime
 import itertools
-from collections.abc import Callable
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
