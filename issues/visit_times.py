@@ -58,10 +58,13 @@ NAMED_TIMES = {
     "pm": datetime.time(13),
 }
 TIME_CUES = {"at", "from", "after", "between", "around", "about", "approx", "by", "half", "@"}
-JOINERS = {"or", "and", "/", "&"}
-ENDS = {"till", "til", "until", "to", "-"}  # "between 1 and 3", "10 till 12": the second is an end
-WORD = re.compile(r"[a-z0-9@&/:.'-]+")
+JOINERS = {"or", "and", "/", "&", ","}  # a comma or sentence end is a word of its own
+ENDS = {"till", "til", "until", "to", "-"}
+CORRECTIONS = {"sorry", "wait", "make", "scratch", "actually"}  # "between 1 and 3", "10 till 12": the second is an end
+WORD = re.compile(r"[a-z0-9@&/:.'-]+|[,;!?]|\.(?=\s|$)")
 CLOCK = re.compile(r"(\d{1,2})(?:[:.](\d{2}))?(am|pm|a\.m\.?|p\.m\.?)?(ish)?")
+CLOCK_24 = re.compile(r"([01]\d|2[0-3])(00|15|30|45)(?:hrs|h)?")  # 1400, 0930 (not 2027: a year)
+RANGE = re.compile(r"\b(\d{1,2}(?:[:.]\d\d)?(?:am|pm)?)\s*-\s*(\d{1,2}(?:[:.]\d\d)?(?:am|pm)?)\b")
 SLASH_DATE = re.compile(r"(\d{1,2})/(\d{1,2})(?:/(\d{2,4}))?")
 ORDINAL = re.compile(r"(\d{1,2})(st|nd|rd|th)")
 
@@ -81,6 +84,8 @@ def _hour(hour: int, minute: int, meridiem: str) -> datetime.time | None:
 def _clock(word: str, meridiem: str = "") -> tuple[datetime.time, bool] | None:
     """The time a word says, and whether it says so by itself (am/pm,
     minutes or "ish") rather than being a bare number."""
+    if (match_24 := CLOCK_24.fullmatch(word)) is not None:
+        return datetime.time(int(match_24.group(1)), int(match_24.group(2))), False
     match = CLOCK.fullmatch(word)
     if match is None:
         return None
@@ -141,7 +146,8 @@ def _day(words: list[str], i: int, today: datetime.date, country: str) -> tuple[
 
 
 def _words(text: str) -> list[str]:
-    words = [w.strip(".'-") or w for w in WORD.findall(text.lower().replace("dinner time", "dinnertime"))]
+    text = RANGE.sub(r"\1 till \2", text.lower().replace("dinner time", "dinnertime"))  # "12-2": from 12
+    words = ["," if w in ",;!?." else w.strip(".'-") or w for w in WORD.findall(text)]
     merged: list[str] = []
     for word in words:  # "9 am" -> "9am"; "first thing" -> one word
         if merged and word in ("am", "pm") and CLOCK.fullmatch(merged[-1]) and not merged[-1].endswith(("am", "pm")):
@@ -153,45 +159,66 @@ def _words(text: str) -> list[str]:
     return merged
 
 
+def _is_day(words: list[str], i: int, today: datetime.date, country: str) -> bool:
+    return i < len(words) and _day(words, i, today, country) is not None
+
+
+def _correction(words: list[str], i: int) -> bool:
+    """'actually no', 'no sorry', 'no make it': the time before is taken back."""
+    if words[i] != "no":
+        return False
+    before = words[i - 1] if i else ""
+    after = words[i + 1] if i + 1 < len(words) else ""
+    return before == "actually" or after in CORRECTIONS
+
+
 def times_read(text: str, *, now: datetime.datetime, country: str = "GB", limit: int = 3) -> list[datetime.datetime]:
     """The visit start times in ``text``, in the order written, as aware
     datetimes in ``now``'s zone (``now``: aware, the organization's local
     time). Times already past are left out."""
     words = _words(text)
     today = now.date()
-    found: list[datetime.datetime] = []
+    found: list[tuple[datetime.date, datetime.time, bool]] = []  # (day, time, vague)
     day: datetime.date | None = None
-    waiting: list[datetime.time] = []  # times before any day: "half 9 tomorrow"
+    waiting: list[tuple[datetime.time, bool]] = []  # times before any day: "half 9 tomorrow"
     previous = ""  # what the last word was: "day", "time", "cue", "joiner", "end" or ""
-    found_time_last = False  # whether a time came just before this joiner ("10 or 2")
+    after_time = False  # whether a time came just before this joiner ("10 or 2")
     i = 0
     while i < len(words):
         word = words[i]
         time: datetime.time | None = None
+        vague = before_day = False
         if (read := _day(words, i, today, country)) is not None:
             day, taken = read
-            found += [datetime.datetime.combine(day, t, tzinfo=now.tzinfo) for t in waiting]
+            if i + taken < len(words) and words[i + taken] == "week" and words[i] in WEEKDAYS:
+                day, taken = day + datetime.timedelta(days=7), taken + 1  # "wednesday week"
+            found += [(day, t, v) for t, v in waiting]
             waiting = []
             previous, i = "day", i + taken
+            continue
+        if _correction(words, i):
+            if found or waiting:
+                (waiting or found).pop()
+            previous, i = "cue", i + 1
             continue
         if word == "half" and i + 1 < len(words) and (clock := _clock(words[i + 1])) is not None:
             time = clock[0].replace(minute=30)
             i += 1
         elif word == "firstthing":
             time = datetime.time(8)
-        elif word in NAMED_TIMES:
-            time = NAMED_TIMES[word]
+        elif word in NAMED_TIMES and previous != "greeting":
+            time, vague = NAMED_TIMES[word], word not in ("noon", "midday")
         elif (clock := _clock(word)) is not None:
-            expected = previous in ("day", "cue") or (previous == "joiner" and found_time_last)
-            if clock[1] or expected:
+            # "9 tmrw", "or 10 sat": that day's; but "weds 10 thurs 10": the day just before's
+            before_day = previous != "day" and _is_day(words, i + 1, today, country)
+            if clock[1] or before_day or previous in ("day", "cue") or (previous == "joiner" and after_time):
                 time = clock[0]
         if time is not None:
-            if day is not None:
-                found.append(datetime.datetime.combine(day, time, tzinfo=now.tzinfo))
+            if day is not None and not before_day:
+                found.append((day, time, vague))
             else:
-                waiting.append(time)
-            found_time_last = True
-            previous = "time"
+                waiting.append((time, vague))
+            after_time, previous = True, "time"
             if i + 2 < len(words) and words[i + 1] in ENDS | {"and"} and _clock(words[i + 2]) is not None:
                 i += 2  # "between 1 and 3", "10 till 12": the end is not another visit
             i += 1
@@ -199,11 +226,20 @@ def times_read(text: str, *, now: datetime.datetime, country: str = "GB", limit:
         if word in ENDS and i + 1 < len(words) and _clock(words[i + 1]) is not None:
             previous, i = "end", i + 2  # "till 3": an end, not a visit
             continue
-        found_time_last = previous == "time" or (previous == "joiner" and found_time_last)
-        previous = "cue" if word in TIME_CUES else "joiner" if word in JOINERS else ""
+        after_time = previous == "time" or (previous == "joiner" and after_time)
+        if word == "it" and previous == "make":
+            previous = "cue"  # "make it 11"
+        elif word in ("good", "morning") and previous == "" and not found and not waiting and day is None:
+            previous = "greeting" if word == "good" else ""
+        else:
+            previous = "cue" if word in TIME_CUES else "joiner" if word in JOINERS else word if word == "make" else ""
         i += 1
+    precise = {d for d, _, v in found if not v}
     unique: list[datetime.datetime] = []
-    for moment in found:
+    for d, t, v in found:
+        moment = datetime.datetime.combine(d, t, tzinfo=now.tzinfo)
+        if v and d in precise:
+            continue  # "tomorrow morning around 10": the 10
         if moment > now and moment not in unique:
             unique.append(moment)
     return unique[:limit]

@@ -11,7 +11,10 @@ from django.core.management import call_command
 
 from evals.visit_times_eval import CORPUS
 
-FROZEN = {"test.jsonl": "e53f834c95809b58df8c8ccb4bc47346be89bf998627a8770a36147f7ac277b7"}
+FROZEN = {
+    "test.jsonl": "e53f834c95809b58df8c8ccb4bc47346be89bf998627a8770a36147f7ac277b7",
+    "blind/batch-002-test.jsonl": "6bb850ad265589c3c4defa43d4dea34c16f45cac47d9bd2b878ed59961358a33",
+}
 
 
 @pytest.mark.parametrize("name", sorted(FROZEN))
