@@ -9,6 +9,7 @@ from api.views.issues import (
     IssueExportApi,
     IssueLinkNumberApi,
     IssueListApi,
+    IssueSummaryApi,
 )
 from api.views.not_found import UnknownEndpointApi
 from api.views.privacy import (
@@ -38,6 +39,7 @@ urlpatterns = [
     path("issues/<int:pk>/link-number/", IssueLinkNumberApi.as_view(), name="issue-link-number"),
     path("issues/<int:pk>/clocks/<str:kind>/met/", IssueClockMetApi.as_view(), name="issue-clock-met"),
     path("issues/<int:pk>/dispatch/", IssueDispatchApi.as_view(), name="issue-dispatch"),
+    path("issues/<int:pk>/summary/", IssueSummaryApi.as_view(), name="issue-summary"),
     path("contractors/", ContractorListApi.as_view(), name="contractor-list"),
     path("contractors/<int:pk>/", ContractorDetailApi.as_view(), name="contractor-detail"),
     path("properties/", PropertyListApi.as_view(), name="property-list"),

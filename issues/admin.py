@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import helpers
 from django.core.exceptions import PermissionDenied
@@ -25,6 +26,16 @@ from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Issue, IssueP
 from issues.selectors import DUE_SOON_HOURS, first_due, issue_list, issues_by_deadline
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import TRANSITIONS, IssueStatusError, issue_status_change
+from issues.summary import (
+    SUMMARY_MAX_CHARS,
+    SUMMARY_PART_MAX_CHARS,
+    SummaryError,
+    summary_draft,
+    summary_last_sent,
+    summary_owed,
+    summary_recipients,
+    summary_send,
+)
 from properties.admin_display import ADMIN_CSS, age, badge, thumbnails
 from properties.admin_scoping import ScopedModelAdmin, ScopedTabularInline
 from properties.working_time import zone_get
@@ -39,6 +50,16 @@ STATUS_VERBS: dict[str, str] = {
 }
 
 # --- Issues ---------------------------------------------------------------------
+
+
+class WrittenSummaryForm(forms.Form):
+    """The written summary page: the draft, edited by the landlord."""
+
+    text = forms.CharField(
+        label="Summary for the tenant",
+        widget=forms.Textarea(attrs={"rows": 28, "cols": 90}),
+        help_text=f"At most {SUMMARY_MAX_CHARS} characters. It goes as it reads here.",
+    )
 
 
 class IssueUpdateInline(ScopedTabularInline):
@@ -290,6 +311,9 @@ class IssueAdmin(ScopedModelAdmin):
             if clock.met_at is None:  # the page checks the user may change the issue
                 url = reverse("admin:issues_issue_clock", args=[obj.pk, clock.kind])
                 action = format_html('<a class="button" href="{}">Record…</a>', url)
+                if clock.kind == ClockKind.SUMMARY_SENT:
+                    write = reverse("admin:issues_issue_summary", args=[obj.pk])
+                    action = format_html('<a class="button" href="{}">Write and send…</a> {}', write, action)
             rows.append(
                 (
                     clock.get_kind_display(),
@@ -529,6 +553,11 @@ class IssueAdmin(ScopedModelAdmin):
                 name="issues_issue_dispatch",
             ),
             path(
+                "<path:object_id>/summary/",
+                self.admin_site.admin_view(self.summary_view),
+                name="issues_issue_summary",
+            ),
+            path(
                 "<path:object_id>/link-number/",
                 self.admin_site.admin_view(self.link_number_view),
                 name="issues_issue_link_number",
@@ -624,6 +653,50 @@ class IssueAdmin(ScopedModelAdmin):
             request, issue, "dispatch", f"Send {issue.reference} to a contractor", suggestions=suggestions, error=error
         )
 
+    def summary_view(self, request, object_id):
+        """The written summary: the draft to edit, and sending it to the tenant."""
+        issue = self.get_object(request, object_id)
+        if issue is None:
+            raise Http404
+        if not self.has_change_permission(request, issue):
+            raise PermissionDenied
+        if request.method == "POST":
+            form = WrittenSummaryForm(request.POST)
+        else:
+            form = WrittenSummaryForm(initial={"text": summary_draft(issue=issue)})
+        if request.method == "POST" and form.is_valid():
+            try:
+                sent = summary_send(issue=issue, text=form.cleaned_data["text"], user=request.user)
+            except SummaryError as error:
+                form.add_error(None, str(error))
+            else:
+                how = []
+                if sent.messages:
+                    how.append("over WhatsApp")
+                if sent.emailed_to:
+                    how.append(f"by email to {sent.emailed_to}")
+                text = f"Written summary of {issue.reference} sent {' and '.join(how)}."
+                if sent.whatsapp_refusal:
+                    text += f" Not over WhatsApp: {sent.whatsapp_refusal}."
+                if sent.clock_met:
+                    text += " The written summary's deadline is recorded as met."
+                self.message_user(request, text, messages.WARNING if sent.whatsapp_refusal else messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:issues_issue_change", args=[issue.pk]))
+        zone = zone_get(issue.organization.timezone)
+        owed = summary_owed(issue=issue)
+        last_sent = summary_last_sent(issue=issue)
+        return self._issue_page(
+            request,
+            issue,
+            "summary",
+            f"Written summary: {issue.reference}",
+            form=form,
+            recipients=summary_recipients(issue=issue),
+            part_chars=SUMMARY_PART_MAX_CHARS,
+            owed_due=f"{owed.due_at.astimezone(zone):%a %d %b %Y %H:%M}" if owed is not None else "",
+            last_sent=f"{last_sent.astimezone(zone):%a %d %b %Y %H:%M}" if last_sent is not None else "",
+        )
+
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         if not change or {"urgency", "category"} & set(form.changed_data):
@@ -649,6 +722,8 @@ class IssueAdmin(ScopedModelAdmin):
             ],
             "can_change_status": self.has_change_permission(request, issue),
             "can_link_number": issue.tenant_unverified and self.has_change_permission(request, issue),
+            # From the clocks the page's queryset prefetched: no query of its own.
+            "summary_owed": any(c.kind == ClockKind.SUMMARY_SENT and c.met_at is None for c in issue.clocks.all()),
         }
         return super().change_view(request, object_id, form_url, extra_context)
 

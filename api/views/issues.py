@@ -25,6 +25,15 @@ from issues.models import ClockKind, Issue, IssueClock, IssueUpdate, Job
 from issues.selectors import first_due, issue_list, issues_by_deadline, with_next_due
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
+from issues.summary import (
+    SUMMARY_MAX_CHARS,
+    SummaryError,
+    summary_draft,
+    summary_last_sent,
+    summary_owed,
+    summary_recipients,
+    summary_send,
+)
 from properties.models import Contractor
 
 
@@ -328,6 +337,94 @@ class IssueClockMetApi(OrganizationScopedApi, APIView):
         except ClockError as error:
             raise ValidationError({"kind": [str(error)]}) from None
         return Response(IssueDetailApi.OutputSerializer(self.selected_object(issue_list, pk=pk)).data)
+
+
+class IssueSummaryApi(OrganizationScopedApi, APIView):
+    """The written summary a significant hazard needs (Awaab's Law): the
+    draft, and sending it to the tenant."""
+
+    class DraftOutput(serializers.Serializer):
+        draft = serializers.CharField(
+            help_text="Built from the issue, in English; it quotes the landlord's notes on the history: "
+            "review it before sending."
+        )
+        max_chars = serializers.IntegerField(help_text="The longest text that can be sent.")
+        owed = serializers.BooleanField(help_text="The issue's written summary deadline is running (not met).")
+        due_at = serializers.DateTimeField(allow_null=True, help_text="When it runs out, while it is owed.")
+        last_sent_at = serializers.DateTimeField(allow_null=True, help_text="When a summary was last sent.")
+        whatsapp = serializers.CharField(allow_blank=True, help_text="The tenant's number it goes to ('' if none).")
+        email = serializers.CharField(allow_blank=True, help_text="The tenant's email it also goes to ('' if none).")
+
+        class Meta:
+            ref_name = "WrittenSummaryDraft"
+
+    class InputSerializer(serializers.Serializer):
+        text = serializers.CharField(
+            trim_whitespace=True, help_text=f"The summary to send, at most {SUMMARY_MAX_CHARS} characters."
+        )
+
+        class Meta:
+            ref_name = "WrittenSummarySend"
+
+        def validate(self, attrs):
+            unknown = set(self.initial_data) - set(self.fields)
+            if unknown:
+                raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
+            return attrs
+
+    class OutputSerializer(serializers.Serializer):
+        messages = serializers.ListField(
+            child=serializers.IntegerField(), help_text="The WhatsApp messages queued, in order (none when refused)."
+        )
+        whatsapp_not_sent = serializers.CharField(
+            allow_blank=True, help_text="Why it did not go over WhatsApp ('' when it did)."
+        )
+        emailed_to = serializers.CharField(allow_blank=True)
+        clock_met = serializers.BooleanField(help_text="The written summary's deadline was recorded as met.")
+        issue = IssueDetailApi.OutputSerializer()
+
+        class Meta:
+            ref_name = "WrittenSummarySent"
+
+    @extend_schema(responses=DraftOutput)
+    def get(self, request, pk: int):
+        """The draft: what was reported, what was found, what will be done by
+        when (in the organization's time zone), and the next steps."""
+        issue = self.selected_object(issue_list, pk=pk)
+        owed = summary_owed(issue=issue)
+        recipients = summary_recipients(issue=issue)
+        body = {
+            "draft": summary_draft(issue=issue),
+            "max_chars": SUMMARY_MAX_CHARS,
+            "owed": owed is not None,
+            "due_at": owed.due_at if owed is not None else None,
+            "last_sent_at": summary_last_sent(issue=issue),
+            "whatsapp": recipients.phone,
+            "email": recipients.email,
+        }
+        return Response(self.DraftOutput(body).data)
+
+    @extend_schema(request=InputSerializer, responses=OutputSerializer)
+    def post(self, request, pk: int):
+        """Send ``text`` to the tenant over WhatsApp (and by email when they
+        have an address), record it in the issue's history and meet the
+        written summary's deadline if it is running. The same text twice is
+        refused, so a retried request never sends it twice."""
+        issue = self.selected_object(issue_list, pk=pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        try:
+            sent = summary_send(issue=issue, text=serializer.validated_data["text"], user=request.user)
+        except SummaryError as error:
+            raise ValidationError({"text": [str(error)]}) from None
+        body = {
+            "messages": [message.pk for message in sent.messages],
+            "whatsapp_not_sent": sent.whatsapp_refusal,
+            "emailed_to": sent.emailed_to,
+            "clock_met": sent.clock_met,
+            "issue": self.selected_object(issue_list, pk=pk),
+        }
+        return Response(self.OutputSerializer(body).data)
 
 
 class IssueDispatchApi(OrganizationScopedApi, APIView):
