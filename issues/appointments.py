@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import datetime
 import itertools
-import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -43,8 +42,6 @@ from issues.models import Appointment, Issue, IssueUpdate, Job
 from issues.visit_times import times_read
 from properties.models import Contractor
 from properties.working_time import public_holiday, zone_get
-
-logger = logging.getLogger(__name__)
 
 SLOT_ACTION = "slot"  # the contractor's: slot:<start>-<end>:<job id>, slot:send:<job id>
 VISIT_ACTION = "visit"  # the tenant's pick (visit:pick:<appointment>, visit:none:<job>); after it, either side's
@@ -342,7 +339,9 @@ def visit_pick(*, conversation: Conversation, appointment_id: int) -> str:
             state=Appointment.State.NOT_CHOSEN
         )
         appointment.state, appointment.booked_at = Appointment.State.BOOKED, now
-        appointment.save(update_fields=["state", "booked_at"])
+        if appointment.starts_at - now <= datetime.timedelta(hours=settings.APPOINTMENT_REMINDER_HOURS):
+            appointment.reminded_at = now  # booked for within a day: the confirmation is the reminder
+        appointment.save(update_fields=["state", "booked_at", "reminded_at"])
         issue, contractor = job.issue, job.contractor
         when = window_text(Window(appointment.starts_at, appointment.ends_at), _zone(issue))
         Issue.objects.filter(pk=issue.pk).update(
