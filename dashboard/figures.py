@@ -39,6 +39,8 @@ from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import EmptyResultSet
+from django.db import connection
 from django.db.models import (
     Aggregate,
     Avg,
@@ -53,8 +55,9 @@ from django.db.models import (
     Subquery,
     Value,
     When,
+    Window,
 )
-from django.db.models.functions import Least, TruncWeek
+from django.db.models.functions import Least
 from django.utils import timezone
 
 from issues.models import ClockKind, Issue, IssueClock, IssueUpdate, Job
@@ -93,10 +96,6 @@ class Percentile(Aggregate):
 
 def _elapsed(end: str, start: str) -> Any:
     return F(end) - F(start)
-
-
-def _middle_and_tail(expression: Any) -> dict[str, Any]:
-    return {"median": Percentile(expression, 0.5), "p90": Percentile(expression, 0.9)}
 
 
 def _dicts(queryset: Any) -> list[dict[str, Any]]:
@@ -348,20 +347,34 @@ def first_response() -> Least:
     return Least("acknowledged_at", Subquery(first_entry))
 
 
-def _weekly(
-    scope: _Scope, queryset: QuerySet[Any], *, at: str, start: str, key: str, title: str, measure: str
-) -> WeeklyDurations:
-    rows = (
-        queryset.filter(scope.window(at))
-        .annotate(week=TruncWeek(at, tzinfo=scope.zone), elapsed=_elapsed(at, start))
-        .values("week")
-        .annotate(n=Count("pk"), **_middle_and_tail(F("elapsed")))
+def _weekly(scope: _Scope, events: QuerySet[Any], *, key: str, title: str, measure: str) -> WeeklyDurations:
+    """The median and 90th percentile of ``ended - began`` per week of ``ended``.
+
+    ``events`` is a scoped queryset annotated with ``began`` and ``ended``.
+    It is the inner query of one statement, kept whole by ``OFFSET 0`` so that
+    PostgreSQL computes ``ended`` once per row: inlined, an expression with a
+    subquery (the first response) was evaluated again in the filter, the week
+    and each percentile, about 90 ms over 20 000 issues instead of about 25.
+    Weeks are numbered by ``width_bucket`` against the Mondays' midnights in
+    the scope's zone, computed here, so no time zone name goes to SQL."""
+    weeks = [Week(monday) for monday in scope.mondays]
+    try:
+        inner, params = events.values("began", "ended").query.sql_with_params()
+    except EmptyResultSet:  # no organization: nothing to count
+        return WeeklyDurations(key=key, title=title, measure=measure, weeks=weeks)
+    # ``inner`` is Django's own compiled query; every value is a bound parameter.
+    sql = (
+        "SELECT width_bucket(ended, %s::timestamptz[]) AS week, COUNT(*), "  # noqa: S608
+        "percentile_cont(0.5) WITHIN GROUP (ORDER BY ended - began), "
+        "percentile_cont(0.9) WITHIN GROUP (ORDER BY ended - began) "
+        f"FROM ({inner} OFFSET 0) AS events "
+        "WHERE ended >= %s AND ended <= %s GROUP BY 1"
     )
-    found = {r["week"].astimezone(scope.zone).date(): r for r in rows}
-    weeks = []
-    for monday in scope.mondays:
-        row = found.get(monday)
-        weeks.append(Week(monday, row["n"], row["median"], row["p90"]) if row else Week(monday))
+    midnights = [_start_of(monday, scope.zone) for monday in scope.mondays]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [midnights, *params, scope.since, scope.now])
+        for number, count, median, p90 in cursor.fetchall():
+            weeks[number - 1] = Week(scope.mondays[number - 1], count, median, p90)
     return WeeklyDurations(key=key, title=title, measure=measure, weeks=weeks)
 
 
@@ -372,9 +385,7 @@ def first_response_weekly(scope: _Scope) -> WeeklyDurations:
     candidates = scope.issues().filter(Q(acknowledged_at__gte=scope.since) | Q(acknowledged_at__isnull=True))
     return _weekly(
         scope,
-        candidates.annotate(responded_at=first_response()),
-        at="responded_at",
-        start="created_at",
+        candidates.annotate(began=F("created_at"), ended=first_response()),
         key="first-response",
         title="Time to first response",
         measure="from the report to the agency's first status change or history entry",
@@ -384,9 +395,9 @@ def first_response_weekly(scope: _Scope) -> WeeklyDurations:
 def make_safe_weekly(scope: _Scope) -> WeeklyDurations:
     return _weekly(
         scope,
-        scope.clocks().filter(kind=ClockKind.MADE_SAFE),
-        at="met_at",
-        start="started_at",
+        scope.clocks()
+        .filter(scope.window("met_at"), kind=ClockKind.MADE_SAFE)
+        .annotate(began=F("started_at"), ended=F("met_at")),
         key="make-safe",
         title="Time to make safe",
         measure="from the made-safe clock's start to when it was met",
@@ -396,22 +407,28 @@ def make_safe_weekly(scope: _Scope) -> WeeklyDurations:
 def resolve_weekly(scope: _Scope) -> WeeklyDurations:
     return _weekly(
         scope,
-        scope.issues(),
-        at="resolved_at",
-        start="created_at",
+        scope.issues().filter(scope.window("resolved_at")).annotate(began=F("created_at"), ended=F("resolved_at")),
         key="resolve",
         title="Time to resolve",
         measure="from the report to the issue's resolution",
     )
 
 
-def _decided_clocks(scope: _Scope, queryset: QuerySet[IssueClock] | None = None) -> QuerySet[IssueClock]:
-    """Clocks decided in the window: met, or due and not stopped by closing."""
-    queryset = scope.clocks() if queryset is None else queryset
-    return (
-        queryset.annotate(decided_at=Least("met_at", "due_at"))
-        .filter(scope.window("decided_at"))
-        .filter(Q(met_at__isnull=False) | Q(missed_at__isnull=False) | ~Q(issue__status=Issue.Status.CLOSED))
+def _decided_clocks(scope: _Scope) -> QuerySet[IssueClock]:
+    """Clocks decided in the window: met, or due and not stopped by closing.
+
+    ``LEAST(met_at, due_at)`` between the window's ends, written on the
+    columns themselves: PostgreSQL has statistics for those and none for the
+    expression, and guessing 250 of 15 000 rows it chose a nested loop into
+    the issues (twice the time over 20 000 issues)."""
+    decided_in_window = (
+        Q(due_at__gte=scope.since)
+        & (Q(met_at__isnull=True) | Q(met_at__gte=scope.since))
+        & (Q(due_at__lte=scope.now) | Q(met_at__lte=scope.now))
+    )
+    return scope.clocks().filter(
+        decided_in_window,
+        Q(met_at__isnull=False) | Q(missed_at__isnull=False) | ~Q(issue__status=Issue.Status.CLOSED),
     )
 
 
@@ -453,12 +470,16 @@ def _issue_breakdown(scope: _Scope, group: Sequence[str], *, limit: int | None) 
         )
         .order_by("-reported", "-open", "-resolved", *group)
     )
-    found = list(rows if limit is None else rows[: limit + 1])
-    more = 0
-    if limit is not None and len(found) > limit:
-        found = found[:limit]
-        more = rows.count() - limit
-    return found, more
+    return _busiest(rows, limit)
+
+
+def _busiest(rows: QuerySet[Any], limit: int | None) -> tuple[list[dict[str, Any]], int]:
+    """The first ``limit`` grouped rows and how many more there are, in one
+    query (``COUNT(1) OVER ()`` counts the groups before the LIMIT)."""
+    if limit is None:
+        return _dicts(rows), 0
+    found = _dicts(rows.annotate(groups=Window(Count(Value(1))))[:limit])
+    return found, (found[0]["groups"] - len(found) if found else 0)
 
 
 def _breakdown_rows(
@@ -507,15 +528,18 @@ def breakdown_by_category(scope: _Scope) -> Breakdown:
     return Breakdown("Per category", _breakdown_rows(rows, "category", labels, clocks))
 
 
-def took_the_job() -> Q:
+def took_the_job(prefix: str = "") -> Q:
     """A job the contractor took: accepted, or cancelled after its answer was due.
 
     Closing an issue cancels its live job, accepted or still offered, and keeps
     no record of which (``issues/status.py``). An offer still unanswered after
     ``respond_by`` lapses (beat marks it expired), so a job cancelled later
     than ``respond_by`` had been accepted; one cancelled inside its answer time
-    cannot be told apart and is left out."""
-    return Q(state=Job.State.ACCEPTED) | Q(state=Job.State.CANCELLED, responded_at__gt=F("respond_by"))
+    cannot be told apart and is left out. ``prefix`` reaches the job from
+    another model ("issue__jobs__")."""
+    return Q(**{f"{prefix}state": Job.State.ACCEPTED}) | Q(
+        **{f"{prefix}state": Job.State.CANCELLED, f"{prefix}responded_at__gt": F(f"{prefix}respond_by")}
+    )
 
 
 def breakdown_by_contractor(scope: _Scope) -> Breakdown:
@@ -525,7 +549,7 @@ def breakdown_by_contractor(scope: _Scope) -> Breakdown:
     offered = scope.window("offered_at")
     answered = Q(state__in=[Job.State.ACCEPTED, Job.State.DECLINED], responded_at__isnull=False)
     took = took_the_job()
-    rows = (
+    rows: QuerySet[Any] = (
         scope.jobs()
         .filter(offered | (took & scope.window("issue__resolved_at")))
         .values("contractor_id", "contractor__name")
@@ -538,11 +562,7 @@ def breakdown_by_contractor(scope: _Scope) -> Breakdown:
         )
         .order_by("-offered", "contractor__name", "contractor_id")
     )
-    found = list(rows[: TOP_ROWS + 1])
-    more = 0
-    if len(found) > TOP_ROWS:
-        found = found[:TOP_ROWS]
-        more = rows.count() - TOP_ROWS
+    found, more = _busiest(rows, TOP_ROWS)
     ids = [r["contractor_id"] for r in found]
     taken = scope.jobs().filter(took, contractor_id__in=ids)
     issues = {
@@ -558,7 +578,7 @@ def breakdown_by_contractor(scope: _Scope) -> Breakdown:
         r["issue__jobs__contractor_id"]: r
         for r in _dicts(
             _decided_clocks(scope)
-            .filter(issue__jobs__in=taken)
+            .filter(took_the_job("issue__jobs__"), issue__jobs__contractor_id__in=ids)
             .values("issue__jobs__contractor_id")
             .annotate(**_inside_counts())
         )

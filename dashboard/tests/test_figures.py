@@ -162,8 +162,10 @@ def test_deadlines_count_clocks_met_or_past_due_and_which_were_in_time(orgs):
     clock_at(closed, ClockKind.MADE_SAFE, started=start, due=start + DAY)
     # Not decided yet: running, not due.
     clock_at(second, ClockKind.MADE_SAFE, started=start, due=NOW + DAY)
-    # Decided before the window.
+    # Decided before the window: met before it (though due inside it), or late inside it but due before it.
     clock_at(closed, started=SINCE - 5 * DAY, due=SINCE - DAY, met=SINCE - 2 * DAY)
+    clock_at(second, ClockKind.INVESTIGATED, started=SINCE - 3 * DAY, due=SINCE + DAY, met=SINCE - HOUR)
+    clock_at(open_issue, ClockKind.WORKS_STARTED, started=SINCE - 5 * DAY, due=SINCE - DAY, met=SINCE + DAY)
     # Another organization's, all missed.
     for _ in range(3):
         clock_at(issue_at(beta, created=start), started=start, due=start + DAY)
@@ -275,6 +277,7 @@ def test_per_contractor_offers_answers_and_the_issues_they_took(orgs):
     # Sparks declines one after 2 h and lets one lapse.
     declined = issue_at(alpha, created=offered)
     job_at(declined, sparks, offered=offered, state=Job.State.DECLINED, responded=offered + 2 * HOUR)
+    clock_at(declined, started=offered, due=offered + DAY)  # overdue, but not Sparks' job
     lapsed = issue_at(alpha, created=offered)
     job_at(lapsed, sparks, offered=offered, state=Job.State.EXPIRED, responded=offered + 4 * HOUR)
     # Drips' offer was cancelled while it could still be answered: not taken.
