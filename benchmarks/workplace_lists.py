@@ -1,8 +1,14 @@
 """How the landlord's busiest pages behave as an agency grows: the admin's
 home page (the agency's day), the admin issue, conversation and message
-lists, the API's issue list and its CSV export, at a small and a large data
-size, on a throwaway embedded PostgreSQL. Each open issue runs a deadline
-clock, some overdue.
+lists, the API's issue list and its CSV export, and the dashboard, at a small
+and a large data size, on a throwaway embedded PostgreSQL. Each open issue
+runs a deadline clock, some overdue.
+
+The dashboard is measured last, after ``seed_history`` has given the issues
+six months of history (reported over 26 weeks, acknowledged, resolved and
+rated, made-safe and resolved clocks met in time or late, landlord notes,
+jobs with 20 contractors): its figures are of that history, and the pages
+before it are measured on the same data as before it was added.
 
 Prints, per page and size, the median response time over a few requests, the
 number of SQL queries, and the large/small time ratio measured in the same run.
@@ -128,6 +134,83 @@ def seed(*, organization, property_count: int, issues: int, conversations: int, 
     )
 
 
+def seed_history(*, organization, now) -> None:
+    """Six months of one agency's repairs on the issues ``seed`` made: what the
+    dashboard reads. Deterministic (from each issue's position)."""
+    from datetime import timedelta
+
+    from issues.models import Issue, IssueClock, IssueUpdate, Job
+    from properties.models import Contractor
+
+    hour = timedelta(hours=1)
+    span = 26 * 7 * 24  # hours in 26 weeks
+    contractors = Contractor.objects.bulk_create(
+        Contractor(organization=organization, name=f"Contractor {n}", trades=["plumbing"]) for n in range(20)
+    )
+    issues = list(Issue.objects.filter(organization=organization).order_by("pk"))
+    clocks, notes, jobs = [], [], []
+    for i, issue in enumerate(issues):
+        issue.created_at = now - ((i * 7919) % span + 1) * hour
+        done = issue.status in ("resolved", "closed")
+        if issue.status != "open":
+            issue.acknowledged_at = min(issue.created_at + (1 + i % 48) * hour, now)
+        if done:
+            issue.resolved_at = min(issue.created_at + (2 + (i * 31) % 400) * hour, now)
+            issue.rating = 1 + i % 5 if issue.status == "closed" and i % 3 else None
+            clocks.append(
+                IssueClock(
+                    issue=issue,
+                    kind="resolved",
+                    rule="bench",
+                    started_at=issue.created_at,
+                    due_at=issue.created_at + 120 * hour,
+                    warn_at=issue.created_at + 116 * hour,
+                    met_at=issue.resolved_at,
+                )
+            )
+        if issue.urgency == "emergency":
+            clocks.append(
+                IssueClock(
+                    issue=issue,
+                    kind="made_safe",
+                    rule="bench",
+                    started_at=issue.created_at,
+                    due_at=issue.created_at + 24 * hour,
+                    warn_at=issue.created_at + 20 * hour,
+                    met_at=min(issue.created_at + (1 + i % 36) * hour, now) if issue.status != "open" else None,
+                )
+            )
+        if i % 4 == 0:
+            notes.append(IssueUpdate(issue=issue, author="landlord", body="Called the tenant."))
+        if i % 3 == 0:
+            offered = issue.created_at + hour
+            answered = offered + (1 + i % 3) * hour
+            if issue.status == "closed":
+                state, responded = "cancelled", issue.resolved_at
+            elif issue.status in ("acknowledged", "scheduled", "resolved"):
+                state, responded = "accepted", answered
+            else:
+                state, responded = ("declined", answered) if i % 2 else ("expired", offered + 4 * hour)
+            jobs.append(
+                Job(
+                    issue=issue,
+                    contractor=contractors[i % len(contractors)],
+                    state=state,
+                    offered_at=offered,
+                    respond_by=offered + 4 * hour,
+                    responded_at=responded,
+                )
+            )
+    Issue.objects.bulk_update(issues, ["created_at", "acknowledged_at", "resolved_at", "rating"], batch_size=2000)
+    IssueClock.objects.bulk_create(clocks, batch_size=2000)
+    Job.objects.bulk_create(jobs, batch_size=2000)
+    created = IssueUpdate.objects.bulk_create(notes, batch_size=2000)
+    # A note is written a few minutes to two days after the report.
+    for n, note in enumerate(created):
+        note.created_at = note.issue.created_at + (5 + (n * 37) % 2880) * timedelta(minutes=1)
+    IssueUpdate.objects.bulk_update(created, ["created_at"], batch_size=2000)
+
+
 def measure(client, url: str, repeat: int, **headers) -> tuple[float, int, str]:
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -153,6 +236,7 @@ def measure(client, url: str, repeat: int, **headers) -> tuple[float, int, str]:
 def run(args) -> None:
     from django.core.management import call_command
     from django.test import Client
+    from django.utils import timezone
     from rest_framework.authtoken.models import Token
 
     from properties.models import Membership, Organization
@@ -167,7 +251,10 @@ def run(args) -> None:
         ("API issues", "/api/v1/issues/", "token"),
         ("API issues CSV", "/api/v1/issues/export.csv", "token"),
     ]
-    results: dict[str, dict[int, tuple[float, int, str]]] = {name: {} for name, _, _ in pages}
+    after_history = [("admin dashboard", "/admin/dashboard/")]
+    results: dict[str, dict[int, tuple[float, int, str]]] = {
+        name: {} for name in [name for name, _, _ in pages] + [name for name, _ in after_history]
+    }
     for size in (args.small, args.large):
         call_command("flush", interactive=False, verbosity=0)
         landlord = UserFactory.create(username="bench")
@@ -193,6 +280,14 @@ def run(args) -> None:
         for name, url, auth in pages:
             headers = {"HTTP_AUTHORIZATION": f"Token {token.key}"} if auth == "token" else {}
             results[name][size] = measure(client, url, args.repeat, **headers)
+
+        started = time.perf_counter()
+        for org in orgs:
+            seed_history(organization=org, now=timezone.now())
+        _analyze()
+        print(f"added six months of history per agency in {time.perf_counter() - started:.1f}s")
+        for name, url in after_history:
+            results[name][size] = measure(client, url, args.repeat)
 
     print(f"\nmachine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
     print(f"{'page':22} {'rows/agency':>12} {'median ms':>10} {'queries':>8}")
