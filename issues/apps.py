@@ -15,4 +15,5 @@ class IssuesConfig(AppConfig):
             if created and not raw:
                 policies_default_create(organization=instance)
 
-        post_save.connect(_policies, sender=Organization, dispatch_uid="issues.deadline_policies_default")
+        # weak=False: the receiver is a local function, kept alive only by the signal.
+        post_save.connect(_policies, sender=Organization, weak=False, dispatch_uid="issues.deadline_policies_default")

@@ -3,7 +3,11 @@ investigation, met by the landlord or by resolving, warned about once and
 reported missed once."""
 
 import datetime
+import os
+import subprocess
+import sys
 import zoneinfo
+from pathlib import Path
 
 import pytest
 import time_machine
@@ -24,6 +28,8 @@ from issues.deadlines import (
 from issues.models import DeadlinePolicy, Issue, IssueClock, IssueUpdate
 from issues.status import issue_status_change
 from properties.tests.factories import IssueFactory, OrganizationFactory, UserFactory
+
+ROOT = Path(__file__).resolve().parents[2]
 
 pytestmark = pytest.mark.django_db
 
@@ -222,3 +228,21 @@ def test_an_unknown_holiday_region_is_refused_by_the_form_and_never_breaks_a_rep
     organization.save()  # set some other way: deadlines fall back to the country's own holidays
     issue = report(organization, urgency="routine", category="plumbing")
     assert clocks(issue)["resolved"].due_at is not None
+
+
+def test_the_default_policies_receiver_outlives_a_garbage_collection_in_a_fresh_process():
+    """Held weakly, the receiver was gone with DEBUG off, as in production (the
+    simulation's organization got no policies); with DEBUG on, as in tests,
+    something happened to keep it alive."""
+    check = (
+        "import gc, django; django.setup(); gc.collect();"
+        "from django.db.models.signals import post_save; from properties.models import Organization;"
+        "print(any(getattr(r, '__name__', '') == '_policies' for r in post_save._live_receivers(Organization)[0]))"
+    )
+    env = os.environ | {
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DATABASE_URL": "postgres://unused/unused",
+        "DJANGO_DEBUG": "false",
+    }
+    out = subprocess.run([sys.executable, "-c", check], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "True"
