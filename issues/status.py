@@ -15,6 +15,7 @@ import logging
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
@@ -108,13 +109,13 @@ def issue_status_change(
             locked.scheduled_for = None
         locked.save(update_fields=["status", "acknowledged_at", "scheduled_for", "resolved_at", "updated_at"])
         clocks_on_status(issue=locked, status=status, at=now)
-        if status == Status.CLOSED:  # an offer or assignment on a closed issue ends with it
-            Job.objects.filter(issue=locked, state__in=[Job.State.OFFERED, Job.State.ACCEPTED]).update(
+        if status == Status.CLOSED:  # an open offer, and a visit still to come, end with it
+            Job.objects.filter(issue=locked, state=Job.State.OFFERED).update(
                 state=Job.State.CANCELLED, responded_at=now
-            )
-            Appointment.objects.filter(
-                job__issue=locked,
-                state__in=[Appointment.State.PROPOSED, Appointment.State.OFFERED, Appointment.State.BOOKED],
+            )  # an accepted job stays accepted: who did the work is kept
+            Appointment.objects.filter(job__issue=locked).filter(
+                Q(state__in=[Appointment.State.PROPOSED, Appointment.State.OFFERED])
+                | Q(state=Appointment.State.BOOKED, starts_at__gt=now)
             ).update(state=Appointment.State.CANCELLED)
 
         author = IssueUpdate.Author.LANDLORD if actor is not None else IssueUpdate.Author.SYSTEM

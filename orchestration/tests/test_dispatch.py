@@ -222,3 +222,13 @@ def test_auto_dispatch_leaves_emergencies_and_organizations_without_it_to_a_pers
     settings.DISPATCH_AUTO_MAX_OFFERS = 0
     assert dispatch_auto(leak).startswith("Offered 0 times already")
     assert not Job.objects.exists()
+
+
+def test_closing_a_done_repair_keeps_who_did_it(leak, tenant_says):
+    job = job_offer(issue=leak, contractor=Contractor.objects.get(name="Leeds Plumbing"))
+    tenant_says("Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"})
+    issue_status_change(issue=leak, status="resolved")
+    issue_status_change(issue=leak, status="closed")
+    job.refresh_from_db()
+    assert job.state == "accepted"
+    assert contractors_suggest(issue=leak)[0].open_jobs == 0  # not busy with a closed issue
