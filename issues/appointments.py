@@ -11,10 +11,12 @@
    contractor is asked for other times and the landlord told).
 3. ``visit_pick``: booked. Both get a confirmation with a link to the visit's
    ``.ics`` (``issues/calendar.py``); their emails carry it attached.
-4. Beat (``appointments_check``): a reminder to both the day before, and once
-   the window has passed, both are asked whether the visit happened. The
-   first "No" marks it missed, tells the landlord and asks the contractor for
-   new times (``visit_report``).
+4. Beat (``appointments_check``): a reminder to both the day before; once
+   the window has passed, the tenant is asked "Did they come?" and the
+   contractor "How did it go?" (``visit_report``). The first "No" or
+   "Couldn't get in" marks it missed, tells the landlord and asks the
+   contractor for new times; "Fixed" resolves the issue, which asks the
+   tenant "Is it fixed?"; "Another visit" asks for times again.
 
 Every step is a line in the issue's history. Texts are in English.
 """
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 import datetime
 import itertools
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -39,6 +40,7 @@ from issues.calendar import ICS_SALT, visit_ics
 from issues.dispatch import DispatchError, contractor_conversation, job_answer, message_pass_on
 from issues.landlord import landlord_tell
 from issues.models import Appointment, Issue, IssueUpdate, Job
+from issues.status import issue_status_change
 from issues.visit_times import times_read
 from properties.models import Contractor
 from properties.working_time import public_holiday, zone_get
@@ -389,9 +391,24 @@ def visit_none(*, conversation: Conversation, job_id: int) -> str:
     return f"{issue.reference}: none suited"
 
 
-def visit_report(*, conversation: Conversation, appointment_id: int, happened: bool) -> str:
-    """Either side's answer to "did the visit happen?". The first answer
-    settles it; a missed visit tells the landlord and asks for new times."""
+class Outcome:
+    """Answers after the visit: the tenant's Yes (``came``) or No
+    (``missed``); the contractor's Fixed, Another visit, or Couldn't get in."""
+
+    CAME = "came"
+    FIXED = "fixed"
+    AGAIN = "again"
+    MISSED = "missed"
+    ALL = (CAME, FIXED, AGAIN, MISSED)
+
+
+def visit_report(*, conversation: Conversation, appointment_id: int, outcome: str) -> str:
+    """Either side's answer after the visit. A missed visit (the first "No"
+    or "Couldn't get in") tells the landlord and asks for new times;
+    the contractor's **Fixed** resolves the issue, which asks the tenant "Is
+    it fixed?"; **Another visit** asks the contractor for times again."""
+    if outcome not in Outcome.ALL:
+        raise AppointmentError(f"{outcome!r} is not an answer about a visit")
     with transaction.atomic():
         appointment = (
             Appointment.objects.select_for_update(of=("self",))
@@ -406,28 +423,45 @@ def visit_report(*, conversation: Conversation, appointment_id: int, happened: b
         by = "contractor" if job.contractor.whatsapp == conversation.phone else "tenant"
         if by == "tenant" and _tenant_conversation(issue) != conversation:
             raise AppointmentError("that visit is not this number's")
-        if appointment.state != Appointment.State.BOOKED:
+        if (by == "tenant") != (outcome == Outcome.CAME) and outcome != Outcome.MISSED:
+            raise AppointmentError("that answer is the other side's")
+        # The tenant's Yes does not stop the contractor saying how it went.
+        answerable = [Appointment.State.BOOKED] + ([Appointment.State.VISITED] if by == "contractor" else [])
+        if appointment.state not in answerable or (by == "contractor" and issue.status == Issue.Status.RESOLVED):
             raise AppointmentError(f"that visit is {appointment.get_state_display().lower()} already")
         when = window_text(Window(appointment.starts_at, appointment.ends_at), _zone(issue))
-        if happened:
-            appointment.state = Appointment.State.VISITED
-            appointment.save(update_fields=["state"])
-            _history(issue, f"The {by} confirmed the visit of {when}.")
-            return f"{issue.reference}: visited"
-        appointment.state, appointment.missed_by = Appointment.State.MISSED, by
-        appointment.save(update_fields=["state", "missed_by"])
-        Issue.objects.filter(pk=issue.pk).update(status=Issue.Status.ACKNOWLEDGED, scheduled_for=None)
-        _history(issue, f"The {by} reported the visit of {when} as missed.")
-        _tell(issue, f"Missed visit ({when}), reported by the {by}. {job.contractor.name} is asked for new times.")
-        outbound_text_queue(
-            conversation=conversation,
-            body=f"Sorry about that. I've told {issue.organization.name} and asked for a new time "
-            f"for {issue.reference}.",
-            purpose=VISIT_PURPOSE,
-            author=Message.Author.SYSTEM,
-        )
-        if job.state == Job.State.ACCEPTED and issue.is_open():
-            slots_ask(job, note=f"The visit of {when} for {issue.reference} was missed.")
+        if outcome == Outcome.MISSED:
+            return _missed(appointment, conversation=conversation, by=by, when=when)
+        appointment.state = Appointment.State.VISITED
+        appointment.save(update_fields=["state"])
+        if outcome == Outcome.CAME:
+            _history(issue, f"The tenant confirmed the visit of {when}.")
+        elif outcome == Outcome.FIXED:
+            _history(issue, f"{job.contractor.name} reported the repair done at the visit of {when}.")
+            issue_status_change(issue=issue, status=Issue.Status.RESOLVED)  # asks the tenant "Is it fixed?"
+        else:
+            _history(issue, f"{job.contractor.name} needs another visit after {when}.")
+            _tell(issue, f"{job.contractor.name} needs another visit after {when}; they are asked for times.")
+            Issue.objects.filter(pk=issue.pk).update(status=Issue.Status.ACKNOWLEDGED, scheduled_for=None)
+            slots_ask(job, note=f"When can you come back to {issue.reference}?")
+    return f"{issue.reference}: {outcome} ({by})"
+
+
+def _missed(appointment: Appointment, *, conversation: Conversation, by: str, when: str) -> str:
+    job, issue = appointment.job, appointment.job.issue
+    appointment.state, appointment.missed_by = Appointment.State.MISSED, by
+    appointment.save(update_fields=["state", "missed_by"])
+    Issue.objects.filter(pk=issue.pk).update(status=Issue.Status.ACKNOWLEDGED, scheduled_for=None)
+    _history(issue, f"The {by} reported the visit of {when} as missed.")
+    _tell(issue, f"Missed visit ({when}), reported by the {by}. {job.contractor.name} is asked for new times.")
+    outbound_text_queue(
+        conversation=conversation,
+        body=f"Sorry about that. I've told {issue.organization.name} and asked for a new time for {issue.reference}.",
+        purpose=VISIT_PURPOSE,
+        author=Message.Author.SYSTEM,
+    )
+    if job.state == Job.State.ACCEPTED and issue.is_open():
+        slots_ask(job, note=f"The visit of {when} for {issue.reference} was missed.")
     return f"{issue.reference}: missed ({by})"
 
 
@@ -438,9 +472,10 @@ class Checked:
 
 
 def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
-    """Beat: the day-before reminder, then once the window has passed,
-    "did it happen?" to both sides. Each is recorded on the appointment in
-    the same transaction as its messages (SKIP LOCKED), so never sent twice."""
+    """Beat: the day-before reminder to both sides, then once the window has
+    passed, the tenant is asked "Did they come?" and the contractor "How did
+    it go?". Each is recorded on the appointment in the same transaction as
+    its messages (SKIP LOCKED), so never sent twice."""
     now = now or timezone.now()
     checked = Checked()
     base = Appointment.objects.select_for_update(of=("self",), skip_locked=True).select_related(
@@ -451,48 +486,66 @@ def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
         for appointment in base.filter(
             state=Appointment.State.BOOKED, reminded_at__isnull=True, starts_at__gt=now, starts_at__lte=soon
         ).select_related("job__issue__tenant"):
-            _both(appointment, lambda issue, when: f"Reminder: the visit for {issue.reference} is {when}.", None)
+            text = f"Reminder: the visit for {appointment.job.issue.reference} is {_when_of(appointment)}."
+            for conversation in _sides(appointment):
+                outbound_text_queue(
+                    conversation=conversation, body=text, purpose=VISIT_PURPOSE, author=Message.Author.SYSTEM
+                )
             Appointment.objects.filter(pk=appointment.pk).update(reminded_at=now)
             checked.reminded += 1
     with transaction.atomic():
         for appointment in base.filter(
             state=Appointment.State.BOOKED, asked_at__isnull=True, ends_at__lte=now
         ).select_related("job__issue__tenant"):
-            _both(
-                appointment,
-                lambda issue, when: f"Did the visit for {issue.reference} ({when}) happen?",
-                [
-                    Choice(payload=f"{VISIT_ACTION}:came:{appointment.pk}", title="Yes"),
-                    Choice(payload=f"{VISIT_ACTION}:missed:{appointment.pk}", title="No"),
-                ],
-            )
+            _after_ask(appointment)
             Appointment.objects.filter(pk=appointment.pk).update(asked_at=now)
             checked.asked += 1
     return checked
 
 
-def _both(appointment: Appointment, body: Callable[[Issue, str], str], choices: list[Choice] | None) -> None:
-    issue, contractor = appointment.job.issue, appointment.job.contractor
-    text = body(issue, window_text(Window(appointment.starts_at, appointment.ends_at), _zone(issue)))
-    conversations = [
-        c
-        for c in (_tenant_conversation(issue), contractor_conversation(contractor) if contractor.whatsapp else None)
-        if c
+def _when_of(appointment: Appointment) -> str:
+    return window_text(Window(appointment.starts_at, appointment.ends_at), _zone(appointment.job.issue))
+
+
+def _sides(appointment: Appointment) -> list[Conversation]:
+    contractor = appointment.job.contractor
+    both = (
+        _tenant_conversation(appointment.job.issue),
+        contractor_conversation(contractor) if contractor.whatsapp else None,
+    )
+    return [c for c in both if c is not None]
+
+
+def _after_ask(appointment: Appointment) -> None:
+    issue, contractor, pk = appointment.job.issue, appointment.job.contractor, appointment.pk
+    when = _when_of(appointment)
+    questions = [
+        (
+            _tenant_conversation(issue),
+            f"Did {contractor.name} come for {issue.reference} ({when})?",
+            [Choice(f"{VISIT_ACTION}:came:{pk}", "Yes"), Choice(f"{VISIT_ACTION}:missed:{pk}", "No")],
+        ),
+        (
+            contractor_conversation(contractor) if contractor.whatsapp else None,
+            f"How did the visit for {issue.reference} at {issue.property.address} ({when}) go?",
+            [
+                Choice(f"{VISIT_ACTION}:fixed:{pk}", "Fixed"),
+                Choice(f"{VISIT_ACTION}:again:{pk}", "Another visit"),
+                Choice(f"{VISIT_ACTION}:missed:{pk}", "Couldn't get in"),
+            ],
+        ),
     ]
-    for conversation in conversations:
-        if choices is None:
-            outbound_text_queue(
-                conversation=conversation, body=text, purpose=VISIT_PURPOSE, author=Message.Author.SYSTEM
-            )
-        else:
-            outbound_choice_queue(
-                conversation=conversation,
-                body=f"{text}\n1. Yes\n2. No",
-                choices=choices,
-                purpose=VISIT_PURPOSE,
-                content_variables={"1": text},
-                author=Message.Author.SYSTEM,
-            )
+    for conversation, question, choices in questions:
+        if conversation is None:
+            continue
+        outbound_choice_queue(
+            conversation=conversation,
+            body=question + "\n" + "\n".join(f"{n}. {c.title}" for n, c in enumerate(choices, 1)),
+            choices=choices,
+            purpose=VISIT_PURPOSE,
+            content_variables={"1": question},
+            author=Message.Author.SYSTEM,
+        )
 
 
 def ics_link(appointment: Appointment) -> str:

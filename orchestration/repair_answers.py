@@ -10,7 +10,7 @@ to the turn."""
 from __future__ import annotations
 
 from conversations.models import Conversation, Message
-from issues.appointments import VISIT_ACTION, visit_none, visit_pick, visit_report
+from issues.appointments import VISIT_ACTION, Outcome, visit_none, visit_pick, visit_report
 from issues.dispatch import DispatchError
 from issues.fix_check import (
     RATING_ACTION,
@@ -64,7 +64,7 @@ def _rating(conversation: Conversation, payload: buttons.Payload, snapshot: Snap
 
 def _visit(conversation: Conversation, payload: buttons.Payload, snapshot: Snapshot) -> buttons.Settled | str:
     """The tenant's pick of a visit time (or none), and either side's answer
-    to "did the visit happen?" (the contractor's comes through their turn)."""
+    after the visit (the contractor's comes through their turn)."""
     if not payload.ref.isdigit():
         return f"{payload.ref!r} is not a visit"
     ref = int(payload.ref)
@@ -72,10 +72,10 @@ def _visit(conversation: Conversation, payload: buttons.Payload, snapshot: Snaps
         return buttons.Settled("visit_pick", lambda: visit_pick(conversation=conversation, appointment_id=ref))
     if payload.value == "none":
         return buttons.Settled("visit_none", lambda: visit_none(conversation=conversation, job_id=ref))
-    if payload.value in ("came", "missed"):
-        happened = payload.value == "came"
+    if payload.value in Outcome.ALL:
+        outcome = payload.value
         return buttons.Settled(
-            "visit_report", lambda: visit_report(conversation=conversation, appointment_id=ref, happened=happened)
+            "visit_report", lambda: visit_report(conversation=conversation, appointment_id=ref, outcome=outcome)
         )
     return f"{payload.value!r} is not an answer about a visit"
 

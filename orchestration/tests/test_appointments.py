@@ -199,7 +199,8 @@ def test_a_reminder_the_day_before_then_a_missed_visit_reported_by_the_tenant(ac
     assert (checked.reminded, checked.asked) == (0, 1)
     assert appointments_check().asked == 0
     question = latest(PHONE)
-    assert question.body.startswith("Did the visit for R2611-LEAK01 (Fri 27 Nov 08:00-10:00) happen?")
+    assert question.body.startswith("Did Leeds Plumbing come for R2611-LEAK01 (Fri 27 Nov 08:00-10:00)?")
+    assert latest(PLUMBER).body.startswith("How did the visit for R2611-LEAK01 at Flat 1, 12 Harbour Street, Leeds")
     tenant_says("2", phone=PHONE)  # No
     appointment = Appointment.objects.get()
     assert appointment.state == "missed" and appointment.missed_by == "tenant"
@@ -208,11 +209,40 @@ def test_a_reminder_the_day_before_then_a_missed_visit_reported_by_the_tenant(ac
     assert asked.body.startswith("The visit of Fri 27 Nov 08:00-10:00 for R2611-LEAK01 was missed.")
     appointment.job.issue.refresh_from_db()
     assert appointment.job.issue.status == "acknowledged" and appointment.job.issue.scheduled_for is None
-    # The contractor's own "Yes" to the earlier question comes too late.
+    # The contractor's own "Fixed" to the earlier question comes too late.
     earlier = Message.objects.filter(to_address=f"whatsapp:{PLUMBER}", raw_payload__purpose="appointment").latest("id")
     tap(tenant_says, PLUMBER, earlier.raw_payload["choices"][0])
     appointment.refresh_from_db()
     assert appointment.state == "missed"
+
+
+def test_the_contractors_fixed_resolves_the_issue_and_asks_the_tenant_is_it_fixed(accepted, tenant_says, clock):
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    clock.move_to(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=datetime.UTC))
+    appointments_check()
+    tenant_says("1", phone=PHONE)  # Yes, they came
+    how = latest(PLUMBER)
+    assert [c["title"] for c in how.raw_payload["choices"]] == ["Fixed", "Another visit", "Couldn't get in"]
+    tap(tenant_says, PLUMBER, how.raw_payload["choices"][0])
+    accepted.issue.refresh_from_db()
+    assert accepted.issue.status == "resolved" and Appointment.objects.get().state == "visited"
+    assert latest(PHONE).raw_payload["purpose"] == "issue_fixed"  # "Is it fixed?"
+    tap(tenant_says, PLUMBER, how.raw_payload["choices"][0])  # twice: nothing more
+    assert Message.objects.filter(raw_payload__purpose="issue_fixed").count() == 1
+
+
+def test_another_visit_asks_the_contractor_for_times_again(accepted, tenant_says, clock):
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    clock.move_to(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=datetime.UTC))
+    appointments_check()
+    tap(tenant_says, PLUMBER, latest(PLUMBER).raw_payload["choices"][1])  # Another visit
+    asked = latest(PLUMBER)
+    assert asked.raw_payload["purpose"] == "appointment_slots"
+    assert asked.body.startswith("When can you come back to R2611-LEAK01?")
+    tenant_says("mon 9am", phone=PLUMBER)
+    assert latest(PHONE).raw_payload["purpose"] == "appointment_offer"
 
 
 def test_closing_the_issue_cancels_its_visit_and_the_calendar_entry_says_so(accepted, tenant_says, client):
