@@ -19,6 +19,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from issues.admin_forms import ClockMetForm, IssueStatusForm, ScheduleForm
+from issues.appointments import Window, window_text
 from issues.deadlines import ClockError, clock_meet, clock_summary, duration_text, issue_clocks_sync
 from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer
 from issues.export import csv_lines, issue_rows
@@ -333,17 +334,21 @@ class IssueAdmin(ScopedModelAdmin):
 
     @admin.display(description="Jobs")
     def jobs_table(self, obj):
-        jobs = list(obj.jobs.select_related("contractor"))
+        jobs = list(obj.jobs.select_related("contractor").prefetch_related("appointments"))
         zone = zone_get(obj.organization.timezone)
         rows = format_html_join(
             "",
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             (
                 (
                     job.contractor.name,
                     job.get_state_display(),
                     f"{job.offered_at.astimezone(zone):%d %b %H:%M}",
                     f"{job.responded_at.astimezone(zone):%d %b %H:%M}" if job.responded_at else "",
+                    "; ".join(
+                        f"{window_text(Window(a.starts_at, a.ends_at), zone)} ({a.get_state_display().lower()})"
+                        for a in job.appointments.all()
+                    ),
                 )
                 for job in jobs
             ),
@@ -355,7 +360,8 @@ class IssueAdmin(ScopedModelAdmin):
         if not jobs:
             return offer or "—"
         return format_html(
-            "<table><thead><tr><th>Contractor</th><th>State</th><th>Offered</th><th>Answered</th></tr></thead>"
+            "<table><thead><tr><th>Contractor</th><th>State</th><th>Offered</th><th>Answered</th><th>Visits</th></tr>"
+            "</thead>"
             "<tbody>{}</tbody></table>{}",
             rows,
             offer,

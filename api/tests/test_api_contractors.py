@@ -1,8 +1,11 @@
 """Contractors and dispatch through the API, inside the caller's organizations."""
 
-import pytest
+import datetime
 
-from issues.models import Job
+import pytest
+from django.utils import timezone
+
+from issues.models import Appointment, Job
 from properties.models import Contractor
 
 pytestmark = pytest.mark.django_db
@@ -58,3 +61,20 @@ def test_another_organizations_contractor_cannot_be_offered_a_job(alice_api, wor
     )
     assert response.status_code == 404
     assert not Job.objects.filter(issue=alice.emergency).exists()
+
+
+def test_the_issue_shows_its_jobs_visits_and_another_organization_cannot_read_them(alice_api, bob_api, worlds):
+    alice, _ = worlds
+    job = Job.objects.create(
+        issue=alice.emergency,
+        contractor=alice.contractor,
+        state="accepted",
+        offered_at=timezone.now(),
+        respond_by=timezone.now(),
+    )
+    starts = datetime.datetime(2026, 12, 1, 9, 0, tzinfo=datetime.UTC)
+    Appointment.objects.create(job=job, starts_at=starts, ends_at=starts + datetime.timedelta(hours=2), state="booked")
+    [shown] = alice_api.get(f"/api/v1/issues/{alice.emergency.pk}/").json()["jobs"]
+    [visit] = shown["appointments"]
+    assert (visit["state"], visit["starts_at"]) == ("booked", "2026-12-01T09:00:00Z")
+    assert bob_api.get(f"/api/v1/issues/{alice.emergency.pk}/").status_code == 404

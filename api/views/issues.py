@@ -21,7 +21,7 @@ from api.scoping import OrganizationScopedApi
 from issues.deadlines import ClockError, clock_meet, clock_state
 from issues.dispatch import DispatchError, contractors_suggest, job_offer
 from issues.export import csv_lines, issue_rows
-from issues.models import ClockKind, Issue, IssueClock, IssueUpdate, Job
+from issues.models import Appointment, ClockKind, Issue, IssueClock, IssueUpdate, Job
 from issues.selectors import first_due, issue_list, issues_by_deadline, with_next_due
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import NOTE_MAX_CHARS, IssueStatusError, issue_status_change
@@ -107,13 +107,30 @@ class ClockOutput(serializers.ModelSerializer):
         return clock_state(obj, now=timezone.now(), issue_status=obj.issue.status)
 
 
+class AppointmentOutput(serializers.ModelSerializer):
+    class Meta:
+        model = Appointment
+        ref_name = "Appointment"
+        fields = ["id", "starts_at", "ends_at", "state", "booked_at", "reminded_at", "missed_by"]
+
+
 class JobOutput(serializers.ModelSerializer):
     contractor_name = serializers.CharField(source="contractor.name")
+    appointments = AppointmentOutput(many=True, read_only=True, help_text="The visit times proposed and booked.")
 
     class Meta:
         model = Job
         ref_name = "Job"
-        fields = ["id", "contractor", "contractor_name", "state", "offered_at", "respond_by", "responded_at"]
+        fields = [
+            "id",
+            "contractor",
+            "contractor_name",
+            "state",
+            "offered_at",
+            "respond_by",
+            "responded_at",
+            "appointments",
+        ]
 
 
 class IssueOutput(serializers.ModelSerializer):
@@ -216,7 +233,8 @@ class IssueDetailApi(OrganizationScopedApi, APIView):
 
         @extend_schema_field(JobOutput(many=True))
         def get_jobs(self, obj) -> list[dict]:
-            return cast("list[dict]", JobOutput(obj.jobs.select_related("contractor"), many=True).data)
+            jobs = obj.jobs.select_related("contractor").prefetch_related("appointments")
+            return cast("list[dict]", JobOutput(jobs, many=True).data)
 
         def get_updates(self, obj) -> list[dict]:
             updates = IssueDetailApi.UpdateSerializer(obj.updates.order_by("created_at", "id"), many=True)

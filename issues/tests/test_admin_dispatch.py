@@ -1,9 +1,12 @@
 """The issue page's 'Send to a contractor' and the contractors' admin."""
 
+import datetime
+
 import pytest
 from django.urls import reverse
+from django.utils import timezone
 
-from issues.models import Job
+from issues.models import Appointment, Job
 from properties.models import Contractor
 from properties.tests.persona import alice_and_bob
 
@@ -57,3 +60,19 @@ def test_the_contractor_form_cleans_areas_and_the_number(client, worlds):
     assert response.status_code == 302, response.content.decode()[:2000]
     sparks = Contractor.objects.get(name="Sparks Ltd")
     assert (sparks.areas, sparks.whatsapp, sparks.working_days) == (["LS6", "LS1"], "+447700900702", [0, 1])
+
+
+def test_the_issue_page_shows_the_visits_and_another_organizations_issue_is_not_found(client, worlds):
+    alice, bob = worlds
+    job = Job.objects.create(
+        issue=alice.emergency,
+        contractor=alice.contractor,
+        state="accepted",
+        offered_at=timezone.now(),
+        respond_by=timezone.now(),
+    )
+    starts = datetime.datetime(2026, 12, 1, 9, 0, tzinfo=datetime.UTC)
+    Appointment.objects.create(job=job, starts_at=starts, ends_at=starts + datetime.timedelta(hours=2), state="booked")
+    page = client.get(reverse("admin:issues_issue_change", args=[alice.emergency.pk])).content.decode()
+    assert "Tue 1 Dec 09:00-11:00 (booked)" in page
+    assert client.get(reverse("admin:issues_issue_change", args=[bob.emergency.pk])).status_code in (302, 404)
