@@ -531,9 +531,10 @@ def breakdown_by_category(scope: _Scope) -> Breakdown:
 def took_the_job(prefix: str = "") -> Q:
     """A job the contractor took: accepted, or cancelled after its answer was due.
 
-    Closing an issue cancels its live job, accepted or still offered, and keeps
-    no record of which (``issues/status.py``). An offer still unanswered after
-    ``respond_by`` lapses (beat marks it expired), so a job cancelled later
+    Closing an issue keeps an accepted job accepted; until 2026-11-25 it
+    cancelled it, and reopening a closed issue cancels it now
+    (``issues/status.py``). An offer still unanswered after ``respond_by``
+    lapses (beat, or the closing, marks it expired), so a job cancelled later
     than ``respond_by`` had been accepted; one cancelled inside its answer time
     cannot be told apart and is left out. ``prefix`` reaches the job from
     another model ("issue__jobs__")."""

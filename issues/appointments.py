@@ -37,9 +37,9 @@ from django.utils import timezone
 from conversations.models import Conversation, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
 from issues.calendar import ICS_SALT, visit_ics
-from issues.dispatch import DispatchError, contractor_conversation, job_answer, message_pass_on
-from issues.landlord import landlord_tell
+from issues.dispatch import DispatchError, contractor_conversation, job_answer, landlord_note, message_pass_on
 from issues.models import Appointment, Issue, IssueUpdate, Job
+from issues.selectors import tenant_conversation
 from issues.status import issue_status_change
 from issues.visit_times import times_read
 from properties.models import Contractor
@@ -130,7 +130,7 @@ def slots_ask(job: Job, *, note: str = "", now: datetime.datetime | None = None)
     now = now or timezone.now()
     issue, contractor = job.issue, job.contractor
     if not contractor.whatsapp:
-        _tell(issue, f"{contractor.name} has no WhatsApp number: agree the visit with them yourself.")
+        landlord_note(issue, f"{contractor.name} has no WhatsApp number: agree the visit with them yourself.")
         return None
     proposed = list(job.appointments.filter(state=Appointment.State.PROPOSED))
     taken = {(a.starts_at, a.ends_at) for a in proposed}
@@ -237,16 +237,27 @@ def slots_read(text: str, *, zone: datetime.tzinfo, country: str, now: datetime.
 
 
 def job_awaiting_times(conversation: Conversation) -> Job | None:
-    """The contractor's accepted job whose visit is not offered or booked yet."""
+    """The job whose visit times the contractor was asked for in the
+    conversation's latest question, while it still awaits them."""
+    question = (
+        Message.objects.filter(conversation=conversation, direction=Message.Direction.OUTBOUND)
+        .filter(raw_payload__has_key="choices")
+        .order_by("-id")
+        .first()
+    )
+    if question is None or question.raw_payload.get("purpose") != SLOTS_PURPOSE:
+        return None
+    job_id = str(question.raw_payload.get("content_variables", {}).get("2", ""))
+    if not job_id.isdigit():
+        return None
     return (
         Job.objects.filter(
-            issue__organization_id=conversation.organization_id,
+            pk=int(job_id),
             contractor__whatsapp=conversation.phone,
             state=Job.State.ACCEPTED,
             issue__status__in=Issue.OPEN_STATUSES,
         )
         .exclude(appointments__state__in=[Appointment.State.OFFERED, Appointment.State.BOOKED])
-        .order_by("-responded_at")
         .first()
     )
 
@@ -275,14 +286,6 @@ def slots_typed(*, conversation: Conversation, text: str) -> str | None:
         return slots_offer(job)
 
 
-def _tenant_conversation(issue: Issue) -> Conversation | None:
-    if issue.conversation is not None:
-        return issue.conversation
-    if issue.tenant is not None and issue.tenant.phone:
-        return Conversation.objects.filter(organization=issue.organization, phone=issue.tenant.phone).first()
-    return None
-
-
 def slots_offer(job: Job) -> str:
     """The proposed times go to the tenant to pick one (inside the caller's
     transaction, the job locked)."""
@@ -290,9 +293,11 @@ def slots_offer(job: Job) -> str:
     proposed = list(job.appointments.filter(state=Appointment.State.PROPOSED).order_by("starts_at"))
     zone = _zone(issue)
     texts = [window_text(Window(a.starts_at, a.ends_at), zone) for a in proposed]
-    tenant = _tenant_conversation(issue)
+    tenant = tenant_conversation(issue)
     if tenant is None:
-        _tell(issue, f"{contractor.name} can visit {' or '.join(texts)}; there is no tenant conversation to ask.")
+        landlord_note(
+            issue, f"{contractor.name} can visit {' or '.join(texts)}; there is no tenant conversation to ask."
+        )
         _history(issue, f"{contractor.name} proposed {', '.join(texts)}; no tenant to ask.")
         return f"{issue.reference}: no tenant conversation"
     Appointment.objects.filter(pk__in=[a.pk for a in proposed]).update(state=Appointment.State.OFFERED)
@@ -321,22 +326,43 @@ def slots_offer(job: Job) -> str:
 def _tenants_job(conversation: Conversation, job_id: int) -> Job:
     job = _job_locked(conversation, job_id)
     issue = job.issue
-    if _tenant_conversation(issue) != conversation:
+    if tenant_conversation(issue) != conversation:
         raise AppointmentError(f"{issue.reference} was not reported from this number")
     return job
 
 
 def visit_pick(*, conversation: Conversation, appointment_id: int) -> str:
-    """The tenant picked a time: booked, both told with the calendar entry."""
+    """The tenant picked a time: booked, both told with the calendar entry.
+    A time that has passed, or that the contractor has since booked for
+    another job, is not booked: the contractor is asked for new times."""
     appointment = Appointment.objects.filter(pk=appointment_id).only("job_id").first()
     if appointment is None:
         raise AppointmentError("no such visit time")
     with transaction.atomic():
         job = _tenants_job(conversation, appointment.job_id)
+        Contractor.objects.select_for_update().filter(pk=job.contractor_id).first()  # one booking at a time each
         appointment = Appointment.objects.get(pk=appointment_id)
         if appointment.state != Appointment.State.OFFERED:
             raise AppointmentError(f"that time is {appointment.get_state_display().lower()}")
         now = timezone.now()
+        issue, contractor = job.issue, job.contractor
+        clash = Appointment.objects.filter(
+            job__contractor=contractor,
+            state=Appointment.State.BOOKED,
+            starts_at__lt=appointment.ends_at,
+            ends_at__gt=appointment.starts_at,
+        )
+        if appointment.starts_at <= now or clash.exists():
+            job.appointments.filter(state=Appointment.State.OFFERED).update(state=Appointment.State.NOT_CHOSEN)
+            why = "has passed" if appointment.starts_at <= now else "has just been taken"
+            outbound_text_queue(
+                conversation=conversation,
+                body=f"Sorry, that time {why}. I've asked {contractor.name} for new times for {issue.reference}.",
+                purpose=VISIT_PURPOSE,
+                author=Message.Author.SYSTEM,
+            )
+            slots_ask(job, note=f"The tenant of {issue.reference} picked a time that {why}.")
+            return f"{issue.reference}: the time {why}"
         job.appointments.filter(state=Appointment.State.OFFERED).exclude(pk=appointment.pk).update(
             state=Appointment.State.NOT_CHOSEN
         )
@@ -344,11 +370,10 @@ def visit_pick(*, conversation: Conversation, appointment_id: int) -> str:
         if appointment.starts_at - now <= datetime.timedelta(hours=settings.APPOINTMENT_REMINDER_HOURS):
             appointment.reminded_at = now  # booked for within a day: the confirmation is the reminder
         appointment.save(update_fields=["state", "booked_at", "reminded_at"])
-        issue, contractor = job.issue, job.contractor
         when = window_text(Window(appointment.starts_at, appointment.ends_at), _zone(issue))
-        Issue.objects.filter(pk=issue.pk).update(
-            status=Issue.Status.SCHEDULED, scheduled_for=appointment.starts_at.astimezone(_zone(issue)).date()
-        )
+        day = appointment.starts_at.astimezone(_zone(issue)).date()
+        if not (issue.status == Issue.Status.SCHEDULED and issue.scheduled_for == day):
+            issue_status_change(issue=issue, status=Issue.Status.SCHEDULED, scheduled_for=day, tenant_told=False)
         link = ics_link(appointment)
         outbound_text_queue(
             conversation=conversation,
@@ -367,7 +392,7 @@ def visit_pick(*, conversation: Conversation, appointment_id: int) -> str:
         if emails:
             _ics_email(appointment, to=emails, subject=f"Visit booked: {issue.reference}, {when}")
         _history(issue, f"Visit booked with {contractor.name}: {when} (the tenant's pick).")
-        _tell(issue, f"Visit booked: {contractor.name}, {when}.")
+        landlord_note(issue, f"Visit booked: {contractor.name}, {when}.")
     return f"{issue.reference}: booked {when}"
 
 
@@ -387,7 +412,7 @@ def visit_none(*, conversation: Conversation, job_id: int) -> str:
         )
         slots_ask(job, note=f"None of those times suits the tenant of {issue.reference}.")
         _history(issue, "None of the proposed times suited the tenant; the contractor was asked again.")
-        _tell(issue, f"None of {job.contractor.name}'s times suited the tenant; they were asked for others.")
+        landlord_note(issue, f"None of {job.contractor.name}'s times suited the tenant; they were asked for others.")
     return f"{issue.reference}: none suited"
 
 
@@ -404,9 +429,11 @@ class Outcome:
 
 def visit_report(*, conversation: Conversation, appointment_id: int, outcome: str) -> str:
     """Either side's answer after the visit. A missed visit (the first "No"
-    or "Couldn't get in") tells the landlord and asks for new times;
-    the contractor's **Fixed** resolves the issue, which asks the tenant "Is
-    it fixed?"; **Another visit** asks the contractor for times again."""
+    or "Couldn't get in") tells the landlord and the other side and asks for
+    new times; the contractor's **Fixed** resolves the issue, which asks the
+    tenant "Is it fixed?"; **Another visit** asks the contractor for times
+    again. The contractor answers once; nothing is changed on an issue that
+    is no longer open."""
     if outcome not in Outcome.ALL:
         raise AppointmentError(f"{outcome!r} is not an answer about a visit")
     with transaction.atomic():
@@ -421,19 +448,23 @@ def visit_report(*, conversation: Conversation, appointment_id: int, outcome: st
             raise AppointmentError("no such visit")
         job, issue = appointment.job, appointment.job.issue
         by = "contractor" if job.contractor.whatsapp == conversation.phone else "tenant"
-        if by == "tenant" and _tenant_conversation(issue) != conversation:
+        if by == "tenant" and tenant_conversation(issue) != conversation:
             raise AppointmentError("that visit is not this number's")
         if (by == "tenant") != (outcome == Outcome.CAME) and outcome != Outcome.MISSED:
             raise AppointmentError("that answer is the other side's")
-        # The tenant's Yes does not stop the contractor saying how it went.
+        if not issue.is_open():
+            raise AppointmentError(f"{issue.reference} is {issue.get_status_display().lower()} already")
+        # The tenant's Yes does not stop the contractor saying how it went, once.
         answerable = [Appointment.State.BOOKED] + ([Appointment.State.VISITED] if by == "contractor" else [])
-        if appointment.state not in answerable or (by == "contractor" and issue.status == Issue.Status.RESOLVED):
-            raise AppointmentError(f"that visit is {appointment.get_state_display().lower()} already")
+        if appointment.state not in answerable or (by == "contractor" and appointment.outcome):
+            raise AppointmentError(f"the visit is {appointment.get_state_display().lower()} already")
         when = window_text(Window(appointment.starts_at, appointment.ends_at), _zone(issue))
+        if by == "contractor":
+            appointment.outcome = outcome
         if outcome == Outcome.MISSED:
             return _missed(appointment, conversation=conversation, by=by, when=when)
         appointment.state = Appointment.State.VISITED
-        appointment.save(update_fields=["state"])
+        appointment.save(update_fields=["state", "outcome"])
         if outcome == Outcome.CAME:
             _history(issue, f"The tenant confirmed the visit of {when}.")
         elif outcome == Outcome.FIXED:
@@ -441,27 +472,29 @@ def visit_report(*, conversation: Conversation, appointment_id: int, outcome: st
             issue_status_change(issue=issue, status=Issue.Status.RESOLVED)  # asks the tenant "Is it fixed?"
         else:
             _history(issue, f"{job.contractor.name} needs another visit after {when}.")
-            _tell(issue, f"{job.contractor.name} needs another visit after {when}; they are asked for times.")
-            Issue.objects.filter(pk=issue.pk).update(status=Issue.Status.ACKNOWLEDGED, scheduled_for=None)
+            landlord_note(issue, f"{job.contractor.name} needs another visit after {when}; they are asked for times.")
+            _unschedule(issue)
             slots_ask(job, note=f"When can you come back to {issue.reference}?")
     return f"{issue.reference}: {outcome} ({by})"
+
+
+def _unschedule(issue: Issue) -> None:
+    if issue.status == Issue.Status.SCHEDULED:
+        issue_status_change(issue=issue, status=Issue.Status.ACKNOWLEDGED, tenant_told=False)
 
 
 def _missed(appointment: Appointment, *, conversation: Conversation, by: str, when: str) -> str:
     job, issue = appointment.job, appointment.job.issue
     appointment.state, appointment.missed_by = Appointment.State.MISSED, by
-    appointment.save(update_fields=["state", "missed_by"])
-    Issue.objects.filter(pk=issue.pk).update(status=Issue.Status.ACKNOWLEDGED, scheduled_for=None)
+    appointment.save(update_fields=["state", "missed_by", "outcome"])
+    _unschedule(issue)
     _history(issue, f"The {by} reported the visit of {when} as missed.")
-    _tell(issue, f"Missed visit ({when}), reported by the {by}. {job.contractor.name} is asked for new times.")
-    outbound_text_queue(
-        conversation=conversation,
-        body=f"Sorry about that. I've told {issue.organization.name} and asked for a new time for {issue.reference}.",
-        purpose=VISIT_PURPOSE,
-        author=Message.Author.SYSTEM,
-    )
-    if job.state == Job.State.ACCEPTED and issue.is_open():
-        slots_ask(job, note=f"The visit of {when} for {issue.reference} was missed.")
+    landlord_note(issue, f"Missed visit ({when}), reported by the {by}. {job.contractor.name} is asked for new times.")
+    sorry = f"Sorry about that. I've told {issue.organization.name} and asked for a new time for {issue.reference}."
+    other = tenant_conversation(issue) if by == "contractor" else None
+    for told in (c for c in (conversation, other) if c is not None):
+        outbound_text_queue(conversation=told, body=sorry, purpose=VISIT_PURPOSE, author=Message.Author.SYSTEM)
+    slots_ask(job, note=f"The visit of {when} for {issue.reference} was missed.")
     return f"{issue.reference}: missed ({by})"
 
 
@@ -484,7 +517,11 @@ def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
     with transaction.atomic():
         soon = now + datetime.timedelta(hours=settings.APPOINTMENT_REMINDER_HOURS)
         for appointment in base.filter(
-            state=Appointment.State.BOOKED, reminded_at__isnull=True, starts_at__gt=now, starts_at__lte=soon
+            state=Appointment.State.BOOKED,
+            reminded_at__isnull=True,
+            starts_at__gt=now,
+            starts_at__lte=soon,
+            job__issue__status__in=Issue.OPEN_STATUSES,
         ).select_related("job__issue__tenant"):
             text = f"Reminder: the visit for {appointment.job.issue.reference} is {_when_of(appointment)}."
             for conversation in _sides(appointment):
@@ -495,7 +532,10 @@ def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
             checked.reminded += 1
     with transaction.atomic():
         for appointment in base.filter(
-            state=Appointment.State.BOOKED, asked_at__isnull=True, ends_at__lte=now
+            state=Appointment.State.BOOKED,
+            asked_at__isnull=True,
+            ends_at__lte=now,
+            job__issue__status__in=Issue.OPEN_STATUSES,
         ).select_related("job__issue__tenant"):
             _after_ask(appointment)
             Appointment.objects.filter(pk=appointment.pk).update(asked_at=now)
@@ -510,7 +550,7 @@ def _when_of(appointment: Appointment) -> str:
 def _sides(appointment: Appointment) -> list[Conversation]:
     contractor = appointment.job.contractor
     both = (
-        _tenant_conversation(appointment.job.issue),
+        tenant_conversation(appointment.job.issue),
         contractor_conversation(contractor) if contractor.whatsapp else None,
     )
     return [c for c in both if c is not None]
@@ -521,7 +561,7 @@ def _after_ask(appointment: Appointment) -> None:
     when = _when_of(appointment)
     questions = [
         (
-            _tenant_conversation(issue),
+            tenant_conversation(issue),
             f"Did {contractor.name} come for {issue.reference} ({when})?",
             [Choice(f"{VISIT_ACTION}:came:{pk}", "Yes"), Choice(f"{VISIT_ACTION}:missed:{pk}", "No")],
         ),
@@ -566,7 +606,3 @@ def _ics_email(appointment: Appointment, *, to: list[str], subject: str) -> None
 
 def _history(issue: Issue, body: str) -> None:
     IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.SYSTEM, body=body)
-
-
-def _tell(issue: Issue, tell: str) -> None:
-    landlord_tell(organization=issue.organization, subject=f"[{issue.reference}] {tell}", body=f"{issue.title}\n{tell}")

@@ -26,10 +26,7 @@ def visit_ics(appointment: Appointment) -> bytes:
     event.add("dtend", appointment.ends_at)
     event.add("summary", f"Repair visit {issue.reference}: {issue.title}")
     event.add("location", ", ".join(p for p in (issue.property.address, issue.property.postcode) if p))
-    event.add(
-        "description",
-        f"{job.contractor.name} for {issue.organization.name}. {issue.description[:500]}",
-    )
+    event.add("description", f"{job.contractor.name} for {issue.organization.name}.")  # not the tenant's words
     if appointment.state == Appointment.State.CANCELLED:
         event.add("status", "CANCELLED")
     calendar.add_component(event)

@@ -195,7 +195,8 @@ def _when(issue: Issue, moment: datetime.datetime) -> str:
     return f"{moment.astimezone(zone_get(issue.organization.timezone)):%a %d %b %H:%M}"
 
 
-def _landlord(issue: Issue, tell: str) -> None:
+def landlord_note(issue: Issue, tell: str) -> None:
+    """Tell the landlord ``tell`` about ``issue`` (email and WhatsApp)."""
     landlord_tell(organization=issue.organization, subject=f"[{issue.reference}] {tell}", body=f"{issue.title}\n{tell}")
 
 
@@ -225,20 +226,28 @@ def next_suggestion_text(issue: Issue) -> str:
     return f"Next suggestion: {best.contractor.name} ({', '.join(best.reasons)})."
 
 
-def dispatch_auto(issue: Issue) -> str:
+def dispatch_auto(issue: Issue, *, tell_landlord: bool = False) -> str:
     """With the organization's ``auto_dispatch`` on, offer a routine or urgent
-    issue to the best-placed reachable contractor of its trade, at most
-    ``DISPATCH_AUTO_MAX_OFFERS`` times per issue. Returns what was done, for
-    the landlord's notice ('' when nothing was tried)."""
-    if not issue.organization.auto_dispatch or issue.urgency == Issue.Urgency.EMERGENCY or not issue.is_open():
+    issue from a known tenant to the best-placed reachable contractor of its
+    trade, at most ``DISPATCH_AUTO_MAX_OFFERS`` times per issue. Returns what
+    was done ('' when nothing was tried); ``tell_landlord``: also tell them
+    when it could not be offered (a new issue; after a decline or lapse the
+    caller's notice says it)."""
+    automatic = issue.organization.auto_dispatch and issue.urgency != Issue.Urgency.EMERGENCY
+    # An unverified number names an address it may not live at: a person checks it before anyone is sent.
+    if not automatic or issue.tenant_unverified or not issue.is_open():
         return ""
-    if Job.objects.filter(issue=issue).count() >= settings.DISPATCH_AUTO_MAX_OFFERS:
-        return f"Offered {settings.DISPATCH_AUTO_MAX_OFFERS} times already: please arrange it yourself."
     trade = [s for s in _reachable(issue) if issue.category in s.contractor.trades]
-    if not trade:
-        return "No contractor of that trade is left to offer it to: please arrange it yourself."
-    job_offer(issue=issue, contractor=trade[0].contractor)
-    return f"Offered automatically to {trade[0].contractor.name}."
+    if Job.objects.filter(issue=issue).count() >= settings.DISPATCH_AUTO_MAX_OFFERS:
+        said = f"Offered {settings.DISPATCH_AUTO_MAX_OFFERS} times already: please arrange it yourself."
+    elif not trade:
+        said = "No contractor of that trade is left to offer it to: please arrange it yourself."
+    else:
+        job_offer(issue=issue, contractor=trade[0].contractor)
+        return f"Offered automatically to {trade[0].contractor.name}."
+    if tell_landlord:
+        landlord_note(issue, f"Not sent to a contractor automatically. {said}")
+    return said
 
 
 def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
@@ -281,7 +290,7 @@ def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
                 f"{contractor.name} declined {issue.reference}. {dispatch_auto(issue) or next_suggestion_text(issue)}"
             )
         outbound_text_queue(conversation=conversation, body=reply, purpose="dispatch")
-        _landlord(issue, tell)
+        landlord_note(issue, tell)
     return f"{issue.reference}: {contractor.name} {verb}"
 
 
@@ -307,7 +316,7 @@ def jobs_expire(*, now: datetime.datetime | None = None) -> int:
                 f"{contractor.name} did not answer for {issue.reference}. "
                 f"{dispatch_auto(issue) or next_suggestion_text(issue)}"
             )
-            _landlord(issue, tell)
+            landlord_note(issue, tell)
             if contractor.whatsapp:
                 outbound_text_queue(
                     conversation=contractor_conversation(contractor),

@@ -346,6 +346,12 @@ class Appointment(models.Model):
     reminded_at = models.DateTimeField(null=True, blank=True)
     asked_at = models.DateTimeField(null=True, blank=True, help_text="When both were asked whether the visit happened.")
     missed_by = models.CharField(max_length=16, blank=True, default="", help_text="Who reported the missed visit.")
+    outcome = models.CharField(
+        max_length=16,
+        blank=True,
+        default="",
+        help_text="The contractor's answer after the visit (fixed, again, missed).",
+    )
 
     class Meta:
         ordering = ["starts_at", "id"]

@@ -9,6 +9,7 @@ from typing import Any
 from django.db.models import OuterRef, Prefetch, QuerySet, Subquery
 from django.utils import timezone
 
+from conversations.models import Conversation
 from issues.models import Issue, IssueClock, IssuePhoto
 from properties.scoping import queryset_for_organizations_or_all
 
@@ -56,3 +57,14 @@ def issues_by_deadline(queryset: QuerySet[Any], which: str) -> QuerySet[Any]:
     if which == "soon":
         return running.filter(next_due__gt=now, next_due__lte=now + datetime.timedelta(hours=DUE_SOON_HOURS))
     return running
+
+
+def tenant_conversation(issue: Issue) -> Conversation | None:
+    """Where to write to the tenant about ``issue``: the conversation it came
+    from, else the organization's conversation with the tenant's number (an
+    issue entered by hand), else None."""
+    if issue.conversation is not None:
+        return issue.conversation
+    if issue.tenant is not None and issue.tenant.phone:
+        return Conversation.objects.filter(organization_id=issue.organization_id, phone=issue.tenant.phone).first()
+    return None

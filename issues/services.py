@@ -102,7 +102,7 @@ def issue_create(
     _photos_attach(issue=issue, conversation=conversation)
     issue_clocks_sync(issue=issue)
     landlord_notify_issue(issue=issue)
-    dispatch_auto(issue)
+    dispatch_auto(issue, tell_landlord=True)
     return issue, True
 
 

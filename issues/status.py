@@ -15,15 +15,16 @@ import logging
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Q
 from django.utils import timezone
 
-from conversations.models import Conversation, Message
+from conversations.models import Message
 from conversations.opt_out import OPTED_OUT_CODE
 from conversations.outbound import outbound_text_queue
 from issues.deadlines import clocks_on_status
+from issues.dispatch import contractor_conversation
 from issues.fix_question import fix_question_ask
 from issues.models import Appointment, Issue, IssueUpdate, Job
+from issues.selectors import tenant_conversation
 from properties.working_time import zone_get
 
 logger = logging.getLogger(__name__)
@@ -34,7 +35,8 @@ Status = Issue.Status
 TRANSITIONS: dict[str, frozenset[str]] = {
     Status.OPEN: frozenset({Status.ACKNOWLEDGED, Status.SCHEDULED, Status.RESOLVED, Status.CLOSED}),
     Status.ACKNOWLEDGED: frozenset({Status.SCHEDULED, Status.RESOLVED, Status.CLOSED}),
-    Status.SCHEDULED: frozenset({Status.SCHEDULED, Status.RESOLVED, Status.CLOSED}),
+    # Back to acknowledged: the visit is off (missed, or another one needed) and a new one is being arranged.
+    Status.SCHEDULED: frozenset({Status.ACKNOWLEDGED, Status.SCHEDULED, Status.RESOLVED, Status.CLOSED}),
     Status.RESOLVED: frozenset({Status.OPEN, Status.CLOSED}),
     Status.CLOSED: frozenset({Status.OPEN}),
 }
@@ -102,6 +104,8 @@ def issue_status_change(
             locked.acknowledged_at = now
         if status == Status.SCHEDULED:
             locked.scheduled_for = scheduled_for
+        if status == Status.ACKNOWLEDGED:
+            locked.scheduled_for = None
         if status == Status.RESOLVED:
             locked.resolved_at = now
         if status == Status.OPEN:
@@ -109,14 +113,13 @@ def issue_status_change(
             locked.scheduled_for = None
         locked.save(update_fields=["status", "acknowledged_at", "scheduled_for", "resolved_at", "updated_at"])
         clocks_on_status(issue=locked, status=status, at=now)
-        if status == Status.CLOSED:  # an open offer, and a visit still to come, end with it
-            Job.objects.filter(issue=locked, state=Job.State.OFFERED).update(
+        if status == Status.CLOSED:
+            _jobs_close(locked, now=now)
+        if before == Status.CLOSED and status == Status.OPEN:
+            # Reopened after closing: the job that was done is over, so another contractor can be sent.
+            Job.objects.filter(issue=locked, state=Job.State.ACCEPTED).update(
                 state=Job.State.CANCELLED, responded_at=now
-            )  # an accepted job stays accepted: who did the work is kept
-            Appointment.objects.filter(job__issue=locked).filter(
-                Q(state__in=[Appointment.State.PROPOSED, Appointment.State.OFFERED])
-                | Q(state=Appointment.State.BOOKED, starts_at__gt=now)
-            ).update(state=Appointment.State.CANCELLED)
+            )  # taken, as the dashboard reads a job cancelled after its answer was due
 
         author = IssueUpdate.Author.LANDLORD if actor is not None else IssueUpdate.Author.SYSTEM
         notified = _tenant_notify(issue=locked, status=status, note=note, author=author) if tenant_told else []
@@ -148,6 +151,36 @@ def tenant_text(*, issue: Issue, status: str, note: str = "") -> str:
     return body
 
 
+def _jobs_close(issue: Issue, *, now: datetime.datetime) -> None:
+    """An open offer and the visits still to come end with the issue; both
+    sides are told of a booked visit. An accepted job stays accepted: who did
+    the work is kept."""
+    offered = Job.objects.filter(issue=issue, state=Job.State.OFFERED)
+    offered.filter(respond_by__lte=now).update(state=Job.State.EXPIRED, responded_at=now)  # lapsed before beat saw it
+    offered.update(state=Job.State.CANCELLED, responded_at=now)
+    Appointment.objects.filter(
+        job__issue=issue, state__in=[Appointment.State.PROPOSED, Appointment.State.OFFERED]
+    ).update(state=Appointment.State.CANCELLED)
+    booked = list(
+        Appointment.objects.filter(job__issue=issue, state=Appointment.State.BOOKED, starts_at__gt=now).select_related(
+            "job__contractor"
+        )
+    )
+    Appointment.objects.filter(pk__in=[a.pk for a in booked]).update(state=Appointment.State.CANCELLED)
+    zone = zone_get(issue.organization.timezone)
+    for appointment in booked:
+        contractor = appointment.job.contractor
+        text = (
+            f"The visit for {issue.reference} on {appointment.starts_at.astimezone(zone):%a %d %b %H:%M} is cancelled: "
+            f"{issue.organization.name} has closed the repair."
+        )
+        sides = [tenant_conversation(issue), contractor_conversation(contractor) if contractor.whatsapp else None]
+        for conversation in (c for c in sides if c is not None):
+            outbound_text_queue(
+                conversation=conversation, body=text, purpose="appointment", author=Message.Author.SYSTEM
+            )
+
+
 def _tenant_notify(*, issue: Issue, status: str, note: str, author: str) -> list[Message]:
     """Queue the WhatsApp message to the tenant. Prefers the conversation the
     issue came from; falls back to the tenant's phone for an issue entered by
@@ -156,9 +189,7 @@ def _tenant_notify(*, issue: Issue, status: str, note: str, author: str) -> list
         return []
     body = tenant_text(issue=issue, status=status, note=note)
     message_author = Message.Author.LANDLORD if author == IssueUpdate.Author.LANDLORD else Message.Author.SYSTEM
-    conversation: Conversation | None = issue.conversation
-    if conversation is None and issue.tenant is not None:
-        conversation = Conversation.objects.filter(organization=issue.organization, phone=issue.tenant.phone).first()
+    conversation = tenant_conversation(issue)
     if conversation is not None and status == Status.RESOLVED and not note:
         return [fix_question_ask(issue=issue, conversation=conversation, author=message_author)]
     if conversation is not None:

@@ -43,6 +43,7 @@ from conversations.opt_out import opt_out_refusal
 from conversations.outbound import outbound_send_queue, outbound_text_queue, text_split
 from issues.deadlines import ClockError, clock_meet
 from issues.models import ClockKind, Issue, IssueClock, IssueUpdate, Job
+from issues.selectors import tenant_conversation
 from properties.working_time import zone_get
 
 SUMMARY_PURPOSE = "written_summary"  # the messages' purpose, and its template's key in WHATSAPP_TEMPLATES
@@ -112,9 +113,7 @@ def summary_recipients(*, issue: Issue) -> SummaryRecipients:
     conversation with the tenant's number, else the tenant's number alone;
     and the tenant's email."""
     tenant = issue.tenant
-    conversation: Conversation | None = issue.conversation
-    if conversation is None and tenant is not None:
-        conversation = Conversation.objects.filter(organization_id=issue.organization_id, phone=tenant.phone).first()
+    conversation = tenant_conversation(issue)
     phone = conversation.phone if conversation is not None else (tenant.phone if tenant is not None else "")
     return SummaryRecipients(conversation=conversation, phone=phone, email=tenant.email if tenant is not None else "")
 

@@ -66,28 +66,25 @@ def contractor_turn(*, conversation: Conversation, message_ids: list[int], start
     snapshot = Snapshot(identity=conversation.identity_status, gathering=conversation.gathering_state)
     answer = buttons.answer_read(conversation=conversation, messages=messages, snapshot=snapshot)
     entry: dict[str, object] = {"model": STRUCTURED_MODEL, "name": "contractor_message"}
-    if answer is not None and answer.settled is not None:
-        try:
-            entry["result"] = answer.settled.apply()
-        except DispatchError as error:
-            entry["result"] = f"refused: {error}"
+    outcome = "contractor_answer"
+    try:
+        if answer is not None and answer.settled is not None:
+            entry |= {"name": answer.settled.name, "via": "typed" if answer.typed else "button"}
+            entry |= {"payload": answer.payload, "result": answer.settled.apply()}
+        elif (times := slots_typed(conversation=conversation, text=_words(messages))) is not None:
+            entry |= {"name": "slots_typed", "result": times}
+        else:
+            message_pass_on(contractor, _words(messages))
             outbound_text_queue(
-                conversation=conversation, body=f"That is not open any more ({error}).", purpose="dispatch"
+                conversation=conversation,
+                body=f"Thanks, I've passed your message on to {conversation.organization.name}.",
+                purpose="dispatch",
             )
-        entry |= {"name": answer.settled.name, "via": "typed" if answer.typed else "button", "payload": answer.payload}
-        outcome = "contractor_answer"
-    elif (times := slots_typed(conversation=conversation, text=_words(messages))) is not None:
-        entry |= {"name": "slots_typed", "result": times}
-        outcome = "contractor_answer"
-    else:
-        message_pass_on(contractor, _words(messages))
-        outbound_text_queue(
-            conversation=conversation,
-            body=f"Thanks, I've passed your message on to {conversation.organization.name}.",
-            purpose="dispatch",
-        )
-        entry["result"] = "passed on to the landlord"
-        outcome = "contractor_message"
+            entry["result"] = "passed on to the landlord"
+            outcome = "contractor_message"
+    except DispatchError as error:  # changed since it was offered: the offer lapsed, the issue closed, ...
+        entry["result"] = f"refused: {error}"
+        outbound_text_queue(conversation=conversation, body=f"That can't be done now: {error}.", purpose="dispatch")
     decision = Decision()
     decision.trace.append(entry)
     return turn_record(conversation, message_ids, outcome=outcome, started=started, decision=decision)

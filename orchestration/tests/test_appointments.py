@@ -17,6 +17,7 @@ from issues.appointments import (
     AppointmentError,
     Window,
     appointments_check,
+    ics_link,
     job_reply,
     slot_propose,
     slots_free,
@@ -24,7 +25,7 @@ from issues.appointments import (
     window_text,
 )
 from issues.dispatch import job_offer
-from issues.models import Appointment, IssueUpdate
+from issues.models import Appointment, IssueUpdate, Job
 from issues.status import issue_status_change
 from orchestration.testing.fixtures import PHONE
 from properties.models import Contractor, Tenant
@@ -252,9 +253,11 @@ def test_closing_the_issue_cancels_its_visit_and_the_calendar_entry_says_so(acce
     appointment = Appointment.objects.get()
     assert appointment.state == "cancelled"
     assert appointments_check().reminded == 0
+    told = "The visit for R2611-LEAK01 on Fri 27 Nov 08:00 is cancelled: Harbour Lettings has closed the repair."
+    assert latest(PHONE).body == latest(PLUMBER).body == told
     link = Message.objects.filter(body__startswith="Booked:", to_address=f"whatsapp:{PHONE}").get().body
     response = client.get(link[link.index("/visits/") :])
-    assert b"STATUS:CANCELLED" in response.content
+    assert b"STATUS:CANCELLED" in response.content and b"drips" not in response.content  # not the tenant's words
 
 
 def test_a_forged_or_foreign_calendar_link_is_not_found(accepted, client):
@@ -272,3 +275,68 @@ def test_a_pick_from_another_number_is_refused(accepted, tenant_says, home):
     with pytest.raises(AppointmentError, match="not this number's"):  # the contractor cannot pick for the tenant
         slot_propose(conversation=stranger, job_id=accepted.pk, window=Window(offered.starts_at, offered.ends_at))
     assert not Appointment.objects.filter(state="booked").exists()
+
+
+def test_answers_after_the_visit_change_nothing_on_a_closed_issue(accepted, tenant_says, clock):
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    clock.move_to(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=datetime.UTC))
+    appointments_check()
+    how = latest(PLUMBER).raw_payload["choices"]
+    issue_status_change(issue=accepted.issue, status="resolved", tenant_told=False)
+    issue_status_change(issue=accepted.issue, status="closed")
+    replies = tap(tenant_says, PLUMBER, how[1])  # Another visit, on a closed issue
+    assert replies == ["That can't be done now: R2611-LEAK01 is closed already."]
+    accepted.issue.refresh_from_db()
+    assert accepted.issue.status == "closed" and Appointment.objects.get().state == "booked"
+    # Reopened, another contractor can be sent: the done job is over.
+    issue_status_change(issue=accepted.issue, status="open")
+    accepted.refresh_from_db()
+    assert accepted.state == "cancelled"
+
+
+def test_a_time_that_has_passed_is_not_booked_and_the_contractor_is_asked_again(accepted, tenant_says, clock):
+    tenant_says("friday 8am", phone=PLUMBER)
+    offer = latest(PHONE).raw_payload["choices"][0]
+    clock.move_to(datetime.datetime(2026, 11, 27, 9, 0, tzinfo=datetime.UTC))
+    [reply, *_] = tap(tenant_says, PHONE, offer)
+    assert reply == "Sorry, that time has passed. I've asked Leeds Plumbing for new times for R2611-LEAK01."
+    assert not Appointment.objects.filter(state="booked").exists()
+    assert latest(PLUMBER).body.startswith("The tenant of R2611-LEAK01 picked a time that has passed.")
+
+
+def test_a_time_the_contractor_booked_for_another_job_meanwhile_is_not_booked_twice(accepted, tenant_says, home):
+    tenant_says("friday 8am", phone=PLUMBER)
+    offered = Appointment.objects.get()
+    other = IssueFactory(organization=home, property=accepted.issue.property, reference="R2611-OTHER1")
+    other_job = Job.objects.create(
+        issue=other, contractor=accepted.contractor, state="accepted", offered_at=WEDNESDAY, respond_by=WEDNESDAY
+    )
+    Appointment.objects.create(job=other_job, starts_at=offered.starts_at, ends_at=offered.ends_at, state="booked")
+    [reply, *_] = tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    assert reply.startswith("Sorry, that time has just been taken.")
+    offered.refresh_from_db()
+    assert offered.state == "not_chosen"
+
+
+def test_typed_text_is_read_for_times_only_in_answer_to_the_times_question(accepted, tenant_says, clock):
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    tenant_says("all done by friday 10, invoice to follow", phone=PLUMBER)
+    assert latest(LANDLORD).body.startswith("Message from Leeds Plumbing: all done by friday 10")
+    assert Appointment.objects.count() == 1
+
+
+def visit_path(appointment: Appointment) -> str:
+    link = ics_link(appointment)
+    return link[link.index("/visits/") :]
+
+
+def test_a_calendar_link_shows_only_a_booked_visit_and_stops_a_day_after_it(accepted, tenant_says, client, clock):
+    tenant_says("friday 8am", phone=PLUMBER)
+    assert client.get(visit_path(Appointment.objects.get())).status_code == 404  # offered, not booked
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    path = visit_path(Appointment.objects.get())
+    assert client.get(path).status_code == 200
+    clock.move_to(datetime.datetime(2026, 11, 28, 11, 0, tzinfo=datetime.UTC))  # a day after the visit
+    assert client.get(path).status_code == 404

@@ -144,7 +144,7 @@ def test_the_contractor_taps_accept_and_the_tenants_assistant_never_hears_of_it(
     again = tenant_says(
         "Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"}
     )
-    assert again == ["That is not open any more (the offer of R2611-LEAK01 is accepted already)."]
+    assert again == ["That can't be done now: the offer of R2611-LEAK01 is accepted already."]
 
 
 def test_a_decline_typed_as_a_number_goes_back_to_the_landlord_with_the_next_suggestion(leak, tenant_says):
@@ -218,9 +218,13 @@ def test_auto_dispatch_leaves_emergencies_and_organizations_without_it_to_a_pers
     leak.organization.refresh_from_db()
     leak.urgency = "emergency"
     assert dispatch_auto(leak) == ""
-    leak.urgency = "routine"
+    leak.urgency, leak.tenant_unverified = "routine", True
+    assert dispatch_auto(leak) == ""  # a number not on record: a person checks who it is first
+    leak.tenant_unverified = False
     settings.DISPATCH_AUTO_MAX_OFFERS = 0
-    assert dispatch_auto(leak).startswith("Offered 0 times already")
+    assert dispatch_auto(leak, tell_landlord=True).startswith("Offered 0 times already")
+    told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
+    assert told.startswith("[R2611-LEAK01] Not sent to a contractor automatically. Offered 0 times already")
     assert not Job.objects.exists()
 
 
