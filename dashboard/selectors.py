@@ -132,7 +132,7 @@ def agency_day(*, organization_ids: Collection[int] | None, now: datetime.dateti
         "No issue is waiting for a contractor.",
         open_issues.annotate(offered=Exists(offered))
         .filter(Exists(offered) | (Exists(passed) & ~Exists(live)))
-        .order_by("created_at"),
+        .order_by("offered", "created_at"),  # those that need someone to choose first
         lambda i: Item(
             f"{i.reference} {i.title}",
             _issue_url(i.pk),
