@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connection
+from django.db import connection, connections
 
 from config.celery import QUEUES
 from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
@@ -23,6 +23,16 @@ pytest_plugins = ["orchestration.testing.fixtures"]
 
 ROOT = Path(__file__).resolve().parent
 AUTH_TOKEN = "test-auth-token"  # noqa: S105 - signs test webhooks only
+# Browser tests drive Debian's chromium (scripts/install-system-deps), never a downloaded one.
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 class WorkerProcess:
@@ -406,3 +416,28 @@ def queued(monkeypatch):
 
     monkeypatch.setattr(app, "send_task", send_task)
     return calls
+
+
+@pytest.fixture
+def browser_page(monkeypatch):
+    if not os.access(CHROMIUM, os.X_OK):
+        pytest.fail(f"{CHROMIUM} is missing: run scripts/install-system-deps (make test does)")
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the
+    # test makes between browser steps are ordinary synchronous code.
+    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        page = context.new_page()
+        page.set_default_timeout(20_000)
+        try:
+            yield page
+        finally:
+            context.close()
+            browser.close()
+            # While Playwright's loop runs, Django keeps this thread's database
+            # connection in a separate context; close it here or it outlives
+            # the test and blocks dropping the test database.
+            connections.close_all()

@@ -9,26 +9,15 @@ to the tenant herself. Screenshots go to ``test-output/<test name>/``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.db import connections
 
 from conversations.models import Conversation, Message
 from issues.models import Issue
 from properties.tests.persona import PASSWORD, alice_and_bob
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 HIGHLIGHT = "rgb(255, 240, 240)"  # #fff0f0 in workplace/admin.css
 
 
@@ -37,31 +26,6 @@ def output_dir(request) -> Path:
     path = Path(settings.BASE_DIR) / "test-output" / request.node.name
     path.mkdir(parents=True, exist_ok=True)
     return path
-
-
-@pytest.fixture
-def browser_page(monkeypatch):
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} is missing: run scripts/install-system-deps (make test does)")
-    # Playwright's sync API runs an event loop in this thread; the ORM calls the
-    # test makes between browser steps are ordinary synchronous code.
-    monkeypatch.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-        context = browser.new_context(viewport={"width": 1400, "height": 1000})
-        page = context.new_page()
-        page.set_default_timeout(20_000)
-        try:
-            yield page
-        finally:
-            context.close()
-            browser.close()
-            # While Playwright's loop runs, Django keeps this thread's database
-            # connection in a separate context; close it here or it outlives
-            # the test and blocks dropping the test database.
-            connections.close_all()
 
 
 @pytest.mark.browser
