@@ -107,6 +107,17 @@ class ClockOutput(serializers.ModelSerializer):
         return clock_state(obj, now=timezone.now(), issue_status=obj.issue.status)
 
 
+class StrictInput(serializers.Serializer):
+    """An input that refuses fields it does not know, rather than ignoring a
+    misspelt one."""
+
+    def validate(self, attrs):
+        unknown = set(self.initial_data) - set(self.fields)
+        if unknown:
+            raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
+        return attrs
+
+
 class AppointmentOutput(serializers.ModelSerializer):
     class Meta:
         model = Appointment
@@ -201,7 +212,7 @@ class IssueListApi(OrganizationScopedApi, generics.ListAPIView):
 
 
 class IssueDetailApi(OrganizationScopedApi, APIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         status = serializers.ChoiceField(choices=Issue.Status.choices)
         scheduled_for = serializers.DateField(required=False, allow_null=True)
         note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS)
@@ -263,7 +274,7 @@ class IssueDetailApi(OrganizationScopedApi, APIView):
 class IssueLinkNumberApi(OrganizationScopedApi, APIView):
     """Link the number an unverified issue came from to the issue's property."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         name = serializers.CharField(
             required=False,
             allow_blank=True,
@@ -273,12 +284,6 @@ class IssueLinkNumberApi(OrganizationScopedApi, APIView):
 
         class Meta:
             ref_name = "IssueLinkNumber"
-
-        def validate(self, attrs):
-            unknown = set(self.initial_data) - set(self.fields)
-            if unknown:
-                raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
-            return attrs
 
     class OutputSerializer(serializers.Serializer):
         linked = serializers.BooleanField(help_text="False when the issue was not unverified: nothing changed.")
@@ -326,18 +331,12 @@ class IssueLinkNumberApi(OrganizationScopedApi, APIView):
 class IssueClockMetApi(OrganizationScopedApi, APIView):
     """Record that one of the issue's deadlines was met."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         at = serializers.DateTimeField(required=False, help_text="When it was done (default: now).")
         note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS)
 
         class Meta:
             ref_name = "IssueClockMet"
-
-        def validate(self, attrs):
-            unknown = set(self.initial_data) - set(self.fields)
-            if unknown:
-                raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
-            return attrs
 
     @extend_schema(request=InputSerializer, responses=IssueDetailApi.OutputSerializer)
     def post(self, request, pk: int, kind: str):
@@ -376,19 +375,13 @@ class IssueSummaryApi(OrganizationScopedApi, APIView):
         class Meta:
             ref_name = "WrittenSummaryDraft"
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         text = serializers.CharField(
             trim_whitespace=True, help_text=f"The summary to send, at most {SUMMARY_MAX_CHARS} characters."
         )
 
         class Meta:
             ref_name = "WrittenSummarySend"
-
-        def validate(self, attrs):
-            unknown = set(self.initial_data) - set(self.fields)
-            if unknown:
-                raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
-            return attrs
 
     class OutputSerializer(serializers.Serializer):
         messages = serializers.ListField(
@@ -458,17 +451,11 @@ class IssueDispatchApi(OrganizationScopedApi, APIView):
         class Meta:
             ref_name = "ContractorSuggestion"
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         contractor = serializers.IntegerField()
 
         class Meta:
             ref_name = "JobOffer"
-
-        def validate(self, attrs):
-            unknown = set(self.initial_data) - set(self.fields)
-            if unknown:
-                raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
-            return attrs
 
     @extend_schema(responses=SuggestionOutput(many=True))
     def get(self, request, pk: int):
