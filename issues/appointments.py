@@ -236,9 +236,24 @@ def slots_read(text: str, *, zone: datetime.tzinfo, country: str, now: datetime.
     return [Window(start, start + length) for start in starts]
 
 
-def job_awaiting_times(conversation: Conversation) -> Job | None:
-    """The job whose visit times the contractor was asked for in the
-    conversation's latest question, while it still awaits them."""
+def job_awaiting_times(conversation: Conversation, text: str = "") -> Job | None:
+    """The contractor's accepted job that awaits visit times and that
+    ``text`` answers: the one whose reference it names, else the only one,
+    else the one the conversation's latest question asked times for."""
+    # Not scheduled (a booked visit, or one just made), no times with the tenant.
+    awaiting = list(
+        Job.objects.filter(
+            issue__organization_id=conversation.organization_id,
+            contractor__whatsapp=conversation.phone,
+            state=Job.State.ACCEPTED,
+            issue__status__in=[Issue.Status.OPEN, Issue.Status.ACKNOWLEDGED],
+        )
+        .exclude(appointments__state=Appointment.State.OFFERED)
+        .select_related("issue")
+    )
+    named = [job for job in awaiting if job.issue.reference.lower() in text.lower()]
+    if len(named) == 1 or len(awaiting) == 1:
+        return (named or awaiting)[0]
     question = (
         Message.objects.filter(conversation=conversation, direction=Message.Direction.OUTBOUND)
         .filter(raw_payload__has_key="choices")
@@ -247,19 +262,8 @@ def job_awaiting_times(conversation: Conversation) -> Job | None:
     )
     if question is None or question.raw_payload.get("purpose") != SLOTS_PURPOSE:
         return None
-    job_id = str(question.raw_payload.get("content_variables", {}).get("2", ""))
-    if not job_id.isdigit():
-        return None
-    return (
-        Job.objects.filter(
-            pk=int(job_id),
-            contractor__whatsapp=conversation.phone,
-            state=Job.State.ACCEPTED,
-            issue__status__in=Issue.OPEN_STATUSES,
-        )
-        .exclude(appointments__state__in=[Appointment.State.OFFERED, Appointment.State.BOOKED])
-        .first()
-    )
+    asked = str(question.raw_payload.get("content_variables", {}).get("2", ""))
+    return next((job for job in awaiting if str(job.pk) == asked), None)
 
 
 def slots_typed(*, conversation: Conversation, text: str) -> str | None:
@@ -268,7 +272,7 @@ def slots_typed(*, conversation: Conversation, text: str) -> str | None:
     landlord and the contractor sees the list again. None when no job awaits
     times (the caller passes the text on)."""
     now = timezone.now()
-    awaiting = job_awaiting_times(conversation)
+    awaiting = job_awaiting_times(conversation, text)
     if awaiting is None:
         return None
     with transaction.atomic():
