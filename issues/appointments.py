@@ -167,6 +167,23 @@ def job_reply(*, conversation: Conversation, job_id: int, accept: bool) -> str:
     return done
 
 
+def contractor_back(issue: Issue) -> str:
+    """The tenant says the repair is not fixed: with the organization's auto
+    dispatch on, the contractor who did it is asked for times to come back
+    (inside the caller's transaction). Returns what was done, '' for nothing."""
+    if not issue.organization.auto_dispatch:
+        return ""
+    job = (
+        Job.objects.filter(issue=issue, state=Job.State.ACCEPTED)
+        .select_related("contractor", "issue__organization", "issue__property")
+        .first()
+    )
+    if job is None or not job.contractor.whatsapp:
+        return ""
+    slots_ask(job, note=f"The tenant of {issue.reference} says it is not fixed. When can you come back?")
+    return f"{job.contractor.name} is asked to come back."
+
+
 def _job_locked(conversation: Conversation, job_id: int) -> Job:
     job = (
         Job.objects.select_for_update(of=("self",))

@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
+from issues.appointments import contractor_back
 from issues.deadlines import clocks_running
 from issues.fix_question import language_of, text
 from issues.landlord import landlord_tell
@@ -111,11 +112,12 @@ def fix_answer_record(*, conversation: Conversation, reference: str, answer: str
             issue=issue, status=Issue.Status.OPEN, note="The tenant says it is not fixed.", tenant_told=False
         )
         _prompt(conversation, text("not_fixed", language, reference=reference), NOT_FIXED_PURPOSE, reference)
+        back = contractor_back(issue)
         landlord_tell(
             organization=issue.organization,
             subject=f"[{reference}] The tenant says it is NOT fixed: reopened",
             body=f"{issue.title}\nProperty: {issue.property}\nThe tenant answered No to 'Is it fixed?'. "
-            "The issue is open again; their next message will be added to it.",
+            f"The issue is open again; their next message will be added to it. {back}".strip(),
         )
         return f"{reference}: the tenant says it is not fixed; reopened and the manager alerted"
 

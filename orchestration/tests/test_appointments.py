@@ -233,6 +233,23 @@ def test_the_contractors_fixed_resolves_the_issue_and_asks_the_tenant_is_it_fixe
     assert Message.objects.filter(raw_payload__purpose="issue_fixed").count() == 1
 
 
+def test_with_auto_dispatch_a_tenants_not_fixed_brings_the_contractor_back(accepted, tenant_says, clock, home):
+    home.auto_dispatch = True
+    home.save()
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    clock.move_to(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=datetime.UTC))
+    appointments_check()
+    tap(tenant_says, PLUMBER, latest(PLUMBER).raw_payload["choices"][0])  # Fixed
+    fixed = Message.objects.get(raw_payload__purpose="issue_fixed")
+    tap(tenant_says, PHONE, fixed.raw_payload["choices"][1])  # No, it is not fixed
+    back = latest(PLUMBER)
+    assert back.raw_payload["purpose"] == "appointment_slots"
+    assert back.body.startswith("The tenant of R2611-LEAK01 says it is not fixed. When can you come back?")
+    tenant_says("mon 9am", phone=PLUMBER)
+    assert latest(PHONE).raw_payload["purpose"] == "appointment_offer"
+
+
 def test_another_visit_asks_the_contractor_for_times_again(accepted, tenant_says, clock):
     tenant_says("friday 8am", phone=PLUMBER)
     tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
