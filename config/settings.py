@@ -498,7 +498,11 @@ ISSUE_FIX_CLOSE_DAYS = env_int("ISSUE_FIX_CLOSE_DAYS", 7)
 CELERY_BEAT_SCHEDULE["issues-fix-unanswered-close"] = {"task": tasks.ISSUE_FIX_UNANSWERED_CLOSE, "schedule": 3600.0}
 # Dispatch (issues/dispatch.py): a contractor has this long to accept or
 # decline a job before it goes back to the landlord (beat checks every 5 minutes).
+# The hours count only from DISPATCH_DAY_STARTS_HOUR to DISPATCH_DAY_ENDS_HOUR
+# in the organization's time zone (an emergency's in calendar hours).
 DISPATCH_RESPONSE_HOURS = env_int("DISPATCH_RESPONSE_HOURS", 4)
+DISPATCH_DAY_STARTS_HOUR = env_int("DISPATCH_DAY_STARTS_HOUR", 8)
+DISPATCH_DAY_ENDS_HOUR = env_int("DISPATCH_DAY_ENDS_HOUR", 20)
 CELERY_BEAT_SCHEDULE["issues-jobs-expire"] = {"task": tasks.DISPATCH_JOBS_EXPIRE, "schedule": 300.0}
 # An organization with auto_dispatch on offers a routine or urgent issue to
 # the best-placed contractor, then to the next after a decline or lapse, at

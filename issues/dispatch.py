@@ -121,6 +121,29 @@ def _offer_text(issue: Issue, job: Job) -> str:
     return "\n".join(lines)
 
 
+def respond_by_from(start: datetime.datetime, *, issue: Issue) -> datetime.datetime:
+    """When an offer made at ``start`` lapses: ``DISPATCH_RESPONSE_HOURS``
+    counted only in the contractor's waking day (``DISPATCH_DAY_STARTS_HOUR``
+    to ``DISPATCH_DAY_ENDS_HOUR`` in the organization's time zone), so an offer
+    made at 21:30 is not lapsed by 01:30; an emergency's in calendar hours."""
+    remaining = datetime.timedelta(hours=settings.DISPATCH_RESPONSE_HOURS)
+    if issue.urgency == Issue.Urgency.EMERGENCY:
+        return start + remaining
+    zone = zone_get(issue.organization.timezone)
+    day = start.astimezone(zone).date()
+    moment = start.astimezone(zone)
+    for _ in range(366):
+        opens = datetime.datetime.combine(day, datetime.time(settings.DISPATCH_DAY_STARTS_HOUR), tzinfo=zone)
+        closes = datetime.datetime.combine(day, datetime.time(settings.DISPATCH_DAY_ENDS_HOUR), tzinfo=zone)
+        moment = max(moment, opens)
+        if moment < closes:
+            if remaining <= closes - moment:
+                return (moment + remaining).astimezone(datetime.UTC)
+            remaining -= closes - moment
+        day += datetime.timedelta(days=1)
+    raise ValueError("the dispatch day has no hours (DISPATCH_DAY_STARTS_HOUR >= DISPATCH_DAY_ENDS_HOUR)")
+
+
 def job_offer(*, issue: Issue, contractor: Contractor, actor: Any = None) -> Job:
     """Offer ``issue``'s job to ``contractor`` (of the issue's organization).
     Raises DispatchError when the issue is done, already has a contractor
@@ -146,7 +169,7 @@ def job_offer(*, issue: Issue, contractor: Contractor, actor: Any = None) -> Job
             contractor=contractor,
             offered_by=actor if actor is not None and actor.pk else None,
             offered_at=now,
-            respond_by=now + datetime.timedelta(hours=settings.DISPATCH_RESPONSE_HOURS),
+            respond_by=respond_by_from(now, issue=issue),
         )
         body = _offer_text(issue, job)
         if contractor.whatsapp:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import datetime
 import json
+import zoneinfo
 
 import pytest
 import time_machine
 from django.core import mail
-from django.utils import timezone
 
 from conversations.delivery import message_send
 from conversations.models import Message
@@ -21,6 +21,7 @@ from issues.dispatch import (
     job_offer,
     jobs_expire,
     postcode_district,
+    respond_by_from,
 )
 from issues.models import IssueUpdate, Job
 from issues.status import issue_status_change
@@ -179,12 +180,16 @@ def test_any_other_message_from_a_contractor_is_passed_on_to_the_landlord(leak, 
     assert Turn.objects.latest("id").outcome == "contractor_message"
 
 
+MORNING = datetime.datetime(2026, 11, 25, 9, 0, tzinfo=datetime.UTC)  # a Wednesday, 09:00 in London
+
+
 def test_an_unanswered_offer_lapses_once_and_the_landlord_gets_the_next_suggestion(leak, settings):
     settings.DISPATCH_RESPONSE_HOURS = 4
-    job = job_offer(issue=leak, contractor=Contractor.objects.get(name="Leeds Plumbing"))
-    with time_machine.travel(timezone.now() + datetime.timedelta(hours=3)):
+    with time_machine.travel(MORNING, tick=False):
+        job = job_offer(issue=leak, contractor=Contractor.objects.get(name="Leeds Plumbing"))
+    with time_machine.travel(MORNING + datetime.timedelta(hours=3), tick=False):
         assert jobs_expire() == 0
-    with time_machine.travel(timezone.now() + datetime.timedelta(hours=4, minutes=1)):
+    with time_machine.travel(MORNING + datetime.timedelta(hours=4, minutes=1), tick=False):
         assert jobs_expire() == 1
         assert jobs_expire() == 0
     job.refresh_from_db()
@@ -236,3 +241,24 @@ def test_closing_a_done_repair_keeps_who_did_it(leak, tenant_says):
     job.refresh_from_db()
     assert job.state == "accepted"
     assert contractors_suggest(issue=leak)[0].open_jobs == 0  # not busy with a closed issue
+
+
+@pytest.mark.parametrize(
+    ("offered", "urgency", "lapses"),
+    [
+        ("2026-11-25T09:00", "routine", "2026-11-25T13:00"),  # inside the day
+        ("2026-11-25T18:00", "routine", "2026-11-26T10:00"),  # 2 h tonight, 2 h tomorrow from 08:00
+        ("2026-11-25T21:30", "urgent", "2026-11-26T12:00"),  # at night: from 08:00
+        ("2026-11-25T21:30", "emergency", "2026-11-26T01:30"),  # an emergency's in calendar hours
+        ("2026-03-28T18:00", "routine", "2026-03-29T10:00"),  # the clocks go forward overnight
+    ],
+)
+def test_an_offers_answer_time_counts_only_the_contractors_day(leak, settings, offered, urgency, lapses):
+    settings.DISPATCH_RESPONSE_HOURS, settings.DISPATCH_DAY_STARTS_HOUR, settings.DISPATCH_DAY_ENDS_HOUR = 4, 8, 20
+    london = zoneinfo.ZoneInfo("Europe/London")
+    leak.urgency = urgency
+    leak.organization.timezone = "Europe/London"
+    start = datetime.datetime.fromisoformat(offered).replace(tzinfo=london)
+    assert respond_by_from(start, issue=leak).astimezone(london) == datetime.datetime.fromisoformat(lapses).replace(
+        tzinfo=london
+    )
