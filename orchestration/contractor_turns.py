@@ -56,13 +56,14 @@ def _words(messages: list[Message]) -> str:
     return "\n".join(m.body for m in messages if m.body)
 
 
-def contractor_turn(*, conversation: Conversation, message_ids: list[int], started: float) -> Turn | None:
+def contractor_turn(
+    *, conversation: Conversation, messages: list[Message], message_ids: list[int], started: float
+) -> Turn | None:
     """The Turn of a contractor's messages, or None when the number is not a
     contractor's (the tenant's turn goes on)."""
     contractor = contractor_of(conversation)
     if contractor is None:
         return None
-    messages = list(Message.objects.filter(pk__in=message_ids, direction=Message.Direction.INBOUND).order_by("id"))
     snapshot = Snapshot(identity=conversation.identity_status, gathering=conversation.gathering_state)
     answer = buttons.answer_read(conversation=conversation, messages=messages, snapshot=snapshot)
     entry: dict[str, object] = {"model": STRUCTURED_MODEL, "name": "contractor_message"}

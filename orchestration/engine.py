@@ -92,15 +92,19 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         conversation = _lock(conversation_id)
         if _any_processed(message_ids):
             return None
+        # Read once for the answers settled before the model (the context reads its own, with their media).
+        inbound = list(Message.objects.filter(pk__in=message_ids, direction=Message.Direction.INBOUND).order_by("id"))
         # A contractor's messages go to dispatch, never to the tenant's assistant.
         if contractor := contractor_turns.contractor_turn(
-            conversation=conversation, message_ids=message_ids, started=started
+            conversation=conversation, messages=inbound, message_ids=message_ids, started=started
         ):
             return contractor
         # The repair loop's own questions are answered with the model on or off, taken over or not.
-        if settled := repair_answers.answer_settle(conversation=conversation, message_ids=message_ids, started=started):
+        if settled := repair_answers.answer_settle(
+            conversation=conversation, messages=inbound, message_ids=message_ids, started=started
+        ):
             return settled
-        follow_up = repair_answers.follow_up_note(conversation=conversation, message_ids=message_ids)
+        follow_up = repair_answers.follow_up_note(conversation=conversation, messages=inbound)
         if conversation.bot_paused or not llm_enabled(conversation):  # an emergency's issue does not wait
             emergency_report_open(conversation=conversation)
         if conversation.bot_paused:

@@ -85,11 +85,12 @@ buttons.button_action_register(VISIT_ACTION, _visit, any_question=True)
 buttons.button_action_register(RATING_ACTION, _rating)
 
 
-def answer_settle(*, conversation: Conversation, message_ids: list[int], started: float) -> Turn | None:
+def answer_settle(
+    *, conversation: Conversation, messages: list[Message], message_ids: list[int], started: float
+) -> Turn | None:
     """Inside the turn's first transaction, with the conversation locked: the
-    Turn when this turn's messages were an answer to the repair loop's
-    questions (recorded, the tenant answered), else None."""
-    messages = list(Message.objects.filter(pk__in=message_ids, direction=Message.Direction.INBOUND).order_by("id"))
+    Turn when this turn's inbound ``messages`` were an answer to the repair
+    loop's questions (recorded, the tenant answered), else None."""
     snapshot = Snapshot(identity=conversation.identity_status, gathering=conversation.gathering_state)
     answer = buttons.answer_read(conversation=conversation, messages=messages, snapshot=snapshot)
     if answer is None or answer.settled is None:
@@ -111,12 +112,11 @@ def answer_settle(*, conversation: Conversation, message_ids: list[int], started
     return turn_record(conversation, message_ids, outcome=answer.settled.name, started=started, decision=decision)
 
 
-def follow_up_note(*, conversation: Conversation, message_ids: list[int]) -> str:
+def follow_up_note(*, conversation: Conversation, messages: list[Message]) -> str:
     """Record the tenant's one text after a comment or "what is still wrong?"
     prompt on its issue; the note that tells the model so, or "". Not while an
     emergency stands: then the message is the emergency's."""
-    if conversation.emergency_category or len(message_ids) != 1:
+    if conversation.emergency_category or len(messages) != 1:
         return ""
-    message = Message.objects.filter(pk=message_ids[0], direction=Message.Direction.INBOUND).first()
-    result = follow_up_record(conversation=conversation, message=message) if message is not None else None
+    result = follow_up_record(conversation=conversation, message=messages[0])
     return FOLLOW_UP_NOTE.format(result=result) if result else ""
