@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from issues.admin_forms import ClockMetForm, IssueStatusForm, ScheduleForm
-from issues.appointments import Window, window_text
+from issues.appointments import visit_text
 from issues.deadlines import ClockError, clock_meet, clock_summary, duration_text, issue_clocks_sync
 from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer
 from issues.export import csv_lines, issue_rows
@@ -346,8 +346,7 @@ class IssueAdmin(ScopedModelAdmin):
                     f"{job.offered_at.astimezone(zone):%d %b %H:%M}",
                     f"{job.responded_at.astimezone(zone):%d %b %H:%M}" if job.responded_at else "",
                     "; ".join(
-                        f"{window_text(Window(a.starts_at, a.ends_at), zone)} ({a.get_state_display().lower()})"
-                        for a in job.appointments.all()
+                        f"{visit_text(a, zone)} ({a.get_state_display().lower()})" for a in job.appointments.all()
                     ),
                 )
                 for job in jobs

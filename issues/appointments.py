@@ -313,7 +313,7 @@ def slots_offer(job: Job) -> str:
     issue, contractor = job.issue, job.contractor
     proposed = list(job.appointments.filter(state=Appointment.State.PROPOSED).order_by("starts_at"))
     zone = _zone(issue)
-    texts = [window_text(Window(a.starts_at, a.ends_at), zone) for a in proposed]
+    texts = [visit_text(a, zone) for a in proposed]
     tenant = tenant_conversation(issue)
     if tenant is None:
         landlord_note(
@@ -391,7 +391,7 @@ def visit_pick(*, conversation: Conversation, appointment_id: int) -> str:
         if appointment.starts_at - now <= datetime.timedelta(hours=settings.APPOINTMENT_REMINDER_HOURS):
             appointment.reminded_at = now  # booked for within a day: the confirmation is the reminder
         appointment.save(update_fields=["state", "booked_at", "reminded_at"])
-        when = window_text(Window(appointment.starts_at, appointment.ends_at), _zone(issue))
+        when = _when_of(appointment)
         day = appointment.starts_at.astimezone(_zone(issue)).date()
         if not (issue.status == Issue.Status.SCHEDULED and issue.scheduled_for == day):
             issue_status_change(issue=issue, status=Issue.Status.SCHEDULED, scheduled_for=day, tenant_told=False)
@@ -479,7 +479,7 @@ def visit_report(*, conversation: Conversation, appointment_id: int, outcome: st
         answerable = [Appointment.State.BOOKED] + ([Appointment.State.VISITED] if by == "contractor" else [])
         if appointment.state not in answerable or (by == "contractor" and appointment.outcome):
             raise AppointmentError(f"the visit is {appointment.get_state_display().lower()} already")
-        when = window_text(Window(appointment.starts_at, appointment.ends_at), _zone(issue))
+        when = _when_of(appointment)
         if by == "contractor":
             appointment.outcome = outcome
         if outcome == Outcome.MISSED:
@@ -564,8 +564,12 @@ def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
     return checked
 
 
+def visit_text(appointment: Appointment, zone: datetime.tzinfo) -> str:
+    return window_text(Window(appointment.starts_at, appointment.ends_at), zone)
+
+
 def _when_of(appointment: Appointment) -> str:
-    return window_text(Window(appointment.starts_at, appointment.ends_at), _zone(appointment.job.issue))
+    return visit_text(appointment, _zone(appointment.job.issue))
 
 
 def _sides(appointment: Appointment) -> list[Conversation]:

@@ -85,6 +85,14 @@ def latest(phone: str) -> Message:
     return Message.objects.filter(to_address=f"whatsapp:{phone}").latest("id")
 
 
+def visit_over(say, clock) -> None:
+    """Friday 08:00-10:00 booked, its window passed, both asked how it went."""
+    say("friday 8am", phone=PLUMBER)
+    tap(say, PHONE, latest(PHONE).raw_payload["choices"][0])
+    clock.move_to(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=datetime.UTC))
+    appointments_check()
+
+
 def tap(say, phone: str, choice: dict) -> list[str]:
     return say(choice["title"], phone=phone, extra={"ButtonPayload": choice["payload"], "ButtonText": choice["title"]})
 
@@ -218,10 +226,7 @@ def test_a_reminder_the_day_before_then_a_missed_visit_reported_by_the_tenant(ac
 
 
 def test_the_contractors_fixed_resolves_the_issue_and_asks_the_tenant_is_it_fixed(accepted, tenant_says, clock):
-    tenant_says("friday 8am", phone=PLUMBER)
-    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
-    clock.move_to(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=datetime.UTC))
-    appointments_check()
+    visit_over(tenant_says, clock)
     tenant_says("1", phone=PHONE)  # Yes, they came
     how = latest(PLUMBER)
     assert [c["title"] for c in how.raw_payload["choices"]] == ["Fixed", "Another visit", "Couldn't get in"]
@@ -236,10 +241,7 @@ def test_the_contractors_fixed_resolves_the_issue_and_asks_the_tenant_is_it_fixe
 def test_with_auto_dispatch_a_tenants_not_fixed_brings_the_contractor_back(accepted, tenant_says, clock, home):
     home.auto_dispatch = True
     home.save()
-    tenant_says("friday 8am", phone=PLUMBER)
-    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
-    clock.move_to(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=datetime.UTC))
-    appointments_check()
+    visit_over(tenant_says, clock)
     tap(tenant_says, PLUMBER, latest(PLUMBER).raw_payload["choices"][0])  # Fixed
     fixed = Message.objects.get(raw_payload__purpose="issue_fixed")
     tap(tenant_says, PHONE, fixed.raw_payload["choices"][1])  # No, it is not fixed
@@ -251,10 +253,7 @@ def test_with_auto_dispatch_a_tenants_not_fixed_brings_the_contractor_back(accep
 
 
 def test_another_visit_asks_the_contractor_for_times_again(accepted, tenant_says, clock):
-    tenant_says("friday 8am", phone=PLUMBER)
-    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
-    clock.move_to(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=datetime.UTC))
-    appointments_check()
+    visit_over(tenant_says, clock)
     tap(tenant_says, PLUMBER, latest(PLUMBER).raw_payload["choices"][1])  # Another visit
     asked = latest(PLUMBER)
     assert asked.raw_payload["purpose"] == "appointment_slots"
@@ -295,10 +294,7 @@ def test_a_pick_from_another_number_is_refused(accepted, tenant_says, home):
 
 
 def test_answers_after_the_visit_change_nothing_on_a_closed_issue(accepted, tenant_says, clock):
-    tenant_says("friday 8am", phone=PLUMBER)
-    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
-    clock.move_to(datetime.datetime(2026, 11, 27, 10, 30, tzinfo=datetime.UTC))
-    appointments_check()
+    visit_over(tenant_says, clock)
     how = latest(PLUMBER).raw_payload["choices"]
     issue_status_change(issue=accepted.issue, status="resolved", tenant_told=False)
     issue_status_change(issue=accepted.issue, status="closed")
