@@ -468,6 +468,10 @@ SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000)
 # SEARCH_WORDS_PER_TERM closest words per query word.
 SEARCH_TRGM_THRESHOLD = env_float("SEARCH_TRGM_THRESHOLD", 0.4)
 SEARCH_WORDS_PER_TERM = env_int("SEARCH_WORDS_PER_TERM", 3)
+# Answerability: when no passage reaches this cosine similarity to the question,
+# the model is told the documents do not answer it (retrieval.search.answer_similarity).
+# A property of the embedding model; chosen on the held-out dev split (docs/retrieval.md).
+SEARCH_ANSWER_MIN_SIMILARITY = env_float("SEARCH_ANSWER_MIN_SIMILARITY", 0.0)
 # Documents still waiting for their embedding task this long are queued again (beat).
 EMBEDDING_REQUEUE_AFTER_SECONDS = env_int("EMBEDDING_REQUEUE_AFTER_SECONDS", 900)
 CELERY_BEAT_SCHEDULE["retrieval-requeue-pending"] = {

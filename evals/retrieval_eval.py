@@ -38,7 +38,7 @@ from properties.models import Organization, Property
 from retrieval.documents import MANIFEST_NAME, file_text, manifest_read
 from retrieval.embeddings import embedding_backend
 from retrieval.models import Chunk
-from retrieval.search import MODES, Mode, SearchHit, SearchParams, knowledge_search
+from retrieval.search import MODES, Mode, SearchHit, SearchParams, answer_similarity, knowledge_search
 from retrieval.services import document_ingest
 
 RANK_DEPTH = 10
@@ -46,6 +46,15 @@ RANK_DEPTH = 10
 # `make run` ingests) and WhatsApp-style questions about them.
 LABELLED_CORPUS = Path(settings.BASE_DIR) / "retrieval" / "demo_documents"
 LABELLED_QUERIES = Path(settings.BASE_DIR) / "evals" / "retrieval" / "queries.jsonl"
+# The held-out sets: two other agencies' documents and questions, written blind
+# (evals/retrieval/heldout/*/PROVENANCE.md). Weights, k and thresholds are chosen
+# on dev; test is frozen (a test holds its checksum) and only reported.
+HELDOUT = Path(settings.BASE_DIR) / "evals" / "retrieval" / "heldout"
+LABELLED_SETS = {
+    "regression": (LABELLED_CORPUS, LABELLED_QUERIES),
+    "dev": (HELDOUT / "dev" / "corpus", HELDOUT / "dev" / "queries.jsonl"),
+    "test": (HELDOUT / "test" / "corpus", HELDOUT / "test" / "queries.jsonl"),
+}
 
 
 class LabelledSetError(ValueError):
@@ -250,17 +259,15 @@ def queries_prepare(queries: list[LabelledQuery], corpus: Corpus, *, use_rewrite
 
 
 def top_score(hits: list[SearchHit], mode: str) -> float:
-    """How sure the mode is of its best hit: cosine similarity (vector), the keyword
-    score (keyword), the fused RRF score (hybrid; highest when both legs rank the hit
-    first). 0 when nothing was found."""
+    """How sure the mode is that something answers: for the vector and hybrid modes
+    the product's answerability signal (the best cosine similarity among the hits,
+    ``answer_similarity``), for the keyword mode its best keyword score. 0 when
+    nothing was found."""
     if not hits:
         return 0.0
-    hit = hits[0]
-    if mode == "vector":
-        return 1.0 - (hit.vector_distance or 1.0)
     if mode == "keyword":
-        return hit.keyword_score or 0.0
-    return hit.score
+        return hits[0].keyword_score or 0.0
+    return answer_similarity(hits) or 0.0
 
 
 def modes_measure(
@@ -302,10 +309,16 @@ def modes_measure(
     return out
 
 
-def no_answer_report(measured: dict[str, list[QueryResult]], no_answer_scores: dict[str, list[float]]) -> dict:
-    """Per mode: the top-hit score of answerable vs no-answer queries (p10/p50/p90),
-    and the share of no-answer queries scoring below the answerable queries' p10,
-    i.e. what a threshold that drops a tenth of the answers would turn away."""
+def no_answer_report(
+    measured: dict[str, list[QueryResult]], no_answer_scores: dict[str, list[float]], *, threshold: float
+) -> dict:
+    """Per mode: the top-hit score of answerable vs no-answer queries (p10/p50/p90), the
+    AUC of that score as a test of "something answers" (the chance that an answerable
+    query scores above a no-answer one), and, for the vector and hybrid modes, what the
+    product's threshold (``SEARCH_ANSWER_MIN_SIMILARITY``) does: the share of
+    answerable queries it keeps, of no-answer queries it flags, and the share of all
+    queries that end right (kept with a relevant hit in the top k, or flagged with no
+    answer to find)."""
     report: dict[str, Any] = {}
     for mode, results in measured.items():
         answerable = sorted(r.top_score for r in results)
@@ -313,14 +326,34 @@ def no_answer_report(measured: dict[str, list[QueryResult]], no_answer_scores: d
         if not unanswerable or not answerable:
             continue
         cut = _percentile(answerable, 10, digits=4)
-        report[mode] = {
-            "score": {"vector": "cosine similarity", "keyword": "keyword score", "hybrid": "fused RRF score"}[mode],
+        entry: dict[str, Any] = {
+            "score": "keyword score" if mode == "keyword" else "best cosine similarity",
             "answerable": _distribution(answerable),
             "no_answer": _distribution(unanswerable),
+            "auc": round(auc(answerable, unanswerable), 4),
             "answerable_p10": cut,
             "no_answer_below_answerable_p10": round(sum(s < cut for s in unanswerable) / len(unanswerable), 4),
         }
+        if mode != "keyword":
+            kept = [r for r in results if r.top_score >= threshold]
+            flagged = sum(s < threshold for s in unanswerable)
+            right = sum(r.hit_at_k for r in kept) + flagged
+            entry["threshold"] = {
+                "value": threshold,
+                "answerable_kept": round(len(kept) / len(results), 4),
+                "no_answer_flagged": round(flagged / len(unanswerable), 4),
+                "right_rate": round(right / (len(results) + len(unanswerable)), 4),
+            }
+        report[mode] = entry
     return report
+
+
+def auc(positives: list[float], negatives: list[float]) -> float:
+    """Probability that a random positive scores above a random negative (ties count half)."""
+    if not positives or not negatives:
+        return 0.0
+    wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p in positives for n in negatives)
+    return wins / (len(positives) * len(negatives))
 
 
 def _distribution(sorted_values: list[float]) -> dict[str, float]:
@@ -389,7 +422,9 @@ def evaluation_run(
         no_answer_scores: dict[str, list[float]] = {}
         measured = modes_measure(prepared, corpus, k=k, params=params, no_answer_scores=no_answer_scores)
         report["modes"] = report_build(measured, group_by="kind")
-        report["no_answer"] = no_answer_report(measured, no_answer_scores)
+        report["no_answer"] = no_answer_report(
+            measured, no_answer_scores, threshold=settings.SEARCH_ANSWER_MIN_SIMILARITY
+        )
         report["failures"] = {
             mode: [
                 {"id": r.query.id, "query": r.query.query, "top": [t["heading"] for t in r.top[:3]]}

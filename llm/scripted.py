@@ -48,6 +48,7 @@ from llm.scripted_summary import (
     went_away,
 )
 from llm.types import (
+    NO_ANSWER,
     PASSAGE_SEPARATOR,
     SCRIPTED_MODEL_PREFIX,
     LLMResponse,
@@ -411,7 +412,7 @@ def _after_tool(messages: list[dict], chat: _Chat, offer: _Offer) -> tuple[str, 
 def _answer_from(passages: str, query: str, lang: str) -> str:
     """The first passage that shares the question's words; a search returns
     its nearest passages whether or not they answer anything."""
-    if passages.startswith("No matching passage"):
+    if passages.startswith(NO_ANSWER):
         return say("not_in_documents" if understood(query) else "not_understood", lang)
     for passage in passages.split(PASSAGE_SEPARATOR):
         if passage_fits(query, passage):

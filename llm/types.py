@@ -10,6 +10,11 @@ SCRIPTED_MODEL_PREFIX = "scripted"
 # Between the passages of a ``search_documents`` tool result: the turn engine
 # joins with it and the scripted model splits on it.
 PASSAGE_SEPARATOR = "\n\n---\n\n"
+# A search's result when no passage answers (none found, or none close enough:
+# SEARCH_ANSWER_MIN_SIMILARITY); the scripted model recognises it by this start.
+NO_ANSWER = (
+    "No passage in the landlord's documents answers this. Do not guess: tell the tenant you will ask the landlord."
+)
 
 # US dollars per million tokens: input, output, cache read, cache write (5-minute TTL).
 PRICES_PER_MTOK: dict[str, tuple[str, str, str, str]] = {

@@ -47,6 +47,8 @@ class Found:
 
     @property
     def result(self) -> str:  # what the trace records as the tool's result
+        if self.hits and not self.hits[0].get("answers", True):
+            return f"no passage answers ({len(self.hits)} below the threshold)"
         return f"{len(self.hits)} passages"
 
 

@@ -10,16 +10,20 @@ import time
 from django.conf import settings
 
 from conversations.models import Conversation
-from llm.types import PASSAGE_SEPARATOR
+from llm.types import NO_ANSWER, PASSAGE_SEPARATOR
 from orchestration.context import TurnContext
 from orchestration.trace import Decision
-from retrieval.search import knowledge_search
+from retrieval.search import answer_similarity, knowledge_search
 
 logger = logging.getLogger(__name__)
 
 
 def knowledge_lookup(*, conversation: Conversation, query: str) -> tuple[str, list[dict], int]:
-    """(text for the model, hits for the trace, milliseconds)."""
+    """(text for the model, hits for the trace, milliseconds). When no passage
+    comes close enough to the question (``SEARCH_ANSWER_MIN_SIMILARITY``) the
+    model reads ``NO_ANSWER`` instead of the nearest passages, which would tempt
+    it to answer from something that does not say; the trace keeps them, each
+    marked ``answers: false``."""
     started = time.monotonic()
     hits = knowledge_search(
         organization_id=conversation.organization_id,
@@ -28,17 +32,21 @@ def knowledge_lookup(*, conversation: Conversation, query: str) -> tuple[str, li
         limit=settings.TURN_KNOWLEDGE_HITS,
     )
     elapsed = int((time.monotonic() - started) * 1000)
-    if not hits:
-        return "No matching passage in the landlord's documents.", [], elapsed
+    similarity = answer_similarity(hits)
+    answers = bool(hits) and (similarity is None or similarity >= settings.SEARCH_ANSWER_MIN_SIMILARITY)
+    trace = [{**hit.as_trace(), "answers": answers} for hit in hits]
+    if not answers:
+        return NO_ANSWER, trace, elapsed
     text = PASSAGE_SEPARATOR.join(
         f"[{n}] {hit.document_title} > {hit.heading_path}\n{hit.text}" for n, hit in enumerate(hits, 1)
     )
-    return text, [hit.as_trace() for hit in hits], elapsed
+    return text, trace, elapsed
 
 
 def knowledge_add(context: TurnContext, decision: Decision) -> None:
     """Conditional retrieval: the property's best passages for the tenant's
-    words, with document titles and headings, go into the context. A failed
+    words, with document titles and headings, go into the context when they
+    answer (a report of a leak needs no "the documents do not say"). A failed
     search costs the passages, never the turn."""
     try:
         text, hits, elapsed = knowledge_lookup(conversation=context.conversation, query=context.latest_text)
@@ -47,5 +55,5 @@ def knowledge_add(context: TurnContext, decision: Decision) -> None:
         decision.note_error(f"retrieval skipped: {type(exc).__name__}: {exc}")
         return
     decision.add_retrieval(hits, elapsed_ms=elapsed, via="context")
-    if hits:
+    if text != NO_ANSWER:
         context.knowledge = text

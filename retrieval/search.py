@@ -49,11 +49,12 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from retrieval.embeddings import embedding_backend
+from retrieval.glossary import english_words
 
 Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "keyword")
 MAX_QUERY_CHARS = 2000
-MAX_TERMS = 12
+MAX_TERMS = 16
 
 # Words that carry no topic. English plus the commonest short words of the
 # other languages tenants write in (Polish, Romanian, Spanish, Portuguese),
@@ -150,7 +151,9 @@ class SearchParams:
 def query_terms(query: str) -> list[str]:
     """The content words of ``query`` for the keyword leg, lower-cased, in order,
     without duplicates: stop words and one-letter words go, except words with a
-    digit (error codes such as "F22" or "D5")."""
+    digit (error codes such as "F22" or "D5"). A word of another language that the
+    glossary knows brings its English words after it ("kotła" -> "kotła", "boiler"),
+    since the documents are in English."""
     terms: list[str] = []
     for match in _WORD.finditer(query.casefold()):
         word = match.group(0).replace("’", "'")
@@ -161,6 +164,8 @@ def query_terms(query: str) -> list[str]:
         if has_digit:
             # "CE207" also as "207", "ea227" as "227": codes are written with and without spaces.
             candidates += [part for part in _CODE_PART.findall(word) if len(part) >= 3 or part.isdigit()]
+        else:
+            candidates += english_words(word)
         for candidate in candidates:
             if candidate not in terms and candidate not in STOP_WORDS:
                 terms.append(candidate)
@@ -412,6 +417,15 @@ def knowledge_search(
         )
         for row in rows
     ]
+
+
+def answer_similarity(hits: list[SearchHit]) -> float | None:
+    """How close the best passage comes to the question: the highest cosine
+    similarity among the hits the vector leg ranked (None when it ranked none).
+    This is the answerability signal: below ``SEARCH_ANSWER_MIN_SIMILARITY`` no
+    passage is taken to answer (its AUC and operating point: eval_retrieval)."""
+    similarities = [1.0 - hit.vector_distance for hit in hits if hit.vector_distance is not None]
+    return max(similarities) if similarities else None
 
 
 def search_explain(

@@ -16,3 +16,10 @@ def document_list(*, organization_ids: Collection[int] | None) -> QuerySet[Docum
     Meta.ordering: callers order explicitly."""
     queryset = Document.objects.annotate(chunk_count=Count("chunks"))
     return queryset_for_organizations_or_all(queryset, organization_ids)
+
+
+def document_stale_list(*, embedding_model: str, organization_ids: Collection[int] | None = None) -> QuerySet[Document]:
+    """Documents whose chunks another embedding model wrote (or none has yet),
+    oldest first: what ``reembed_documents`` brings to ``embedding_model``."""
+    queryset = Document.objects.exclude(embedding_model=embedding_model).order_by("pk")
+    return queryset_for_organizations_or_all(queryset, organization_ids)

@@ -201,6 +201,37 @@ def test_later_turns_carry_the_propertys_passages(home, tenant_says, anthropic_s
     assert turn.latency_retrieval_ms is not None
 
 
+def test_a_question_the_documents_do_not_answer_gets_no_passages_to_guess_from(
+    home, tenant_says, anthropic_stub, boiler_guide, settings
+):
+    import json
+
+    from llm.types import NO_ANSWER
+
+    settings.SEARCH_ANSWER_MIN_SIMILARITY = 0.99  # no passage of the guide comes this close to a dog
+    anthropic_stub.queue(
+        tool_use_response("respond", {"message": "Hello! How can I help?"}),
+        tool_use_response("search_documents", {"query": "may I keep a dog in the flat"}),
+        tool_use_response("respond", {"message": "The documents don't say; I'll ask your landlord."}),
+    )
+    tenant_says("hi")
+    tenant_says("can I keep a dog in the flat?")
+    assert "Collection days" not in _content(anthropic_stub.requests[1])  # context retrieval added nothing
+    tool_result = json.dumps(anthropic_stub.requests[2]["json"]["messages"][-1])
+    assert NO_ANSWER.split(".")[0] in tool_result and "filling loop" not in tool_result
+    turn = Turn.objects.latest("id")
+    assert turn.retrieval_hits and not any(hit["answers"] for hit in turn.retrieval_hits)
+
+    settings.SEARCH_ANSWER_MIN_SIMILARITY = 0.0  # the same question, every passage taken as an answer
+    anthropic_stub.queue(
+        tool_use_response("search_documents", {"query": "may I keep a dog in the flat"}),
+        tool_use_response("respond", {"message": "..."}),
+    )
+    tenant_says("and a dog?")
+    tool_result = json.dumps(anthropic_stub.requests[4]["json"]["messages"][-1])
+    assert NO_ANSWER.split(".")[0] not in tool_result and "Flat 1 home guide" in tool_result
+
+
 def test_a_stale_report_is_closed_the_tenant_told_and_identity_kept(home, tenant_says, anthropic_stub):
     from datetime import timedelta
 

@@ -94,7 +94,7 @@ def test_search_knowledge_prints_hits_with_ranks(alice, alice_flat, folder, caps
     assert "House rules > Pets" in capsys.readouterr().out
 
 
-def test_eval_retrieval_measures_the_three_modes_on_a_labelled_set(db, folder, tmp_path, capsys):
+def test_eval_retrieval_measures_the_three_modes_on_a_labelled_set(db, folder, tmp_path, capsys, settings):
     queries = tmp_path / "queries.jsonl"
     queries.write_text(
         "\n".join(
@@ -128,18 +128,24 @@ def test_eval_retrieval_measures_the_three_modes_on_a_labelled_set(db, folder, t
     no_answer = report["no_answer"]
     assert set(no_answer) == {"hybrid", "vector", "keyword"}
     vector = no_answer["vector"]
-    assert vector["score"] == "cosine similarity"
+    assert vector["score"] == "best cosine similarity"
     assert vector["answerable"]["n"] == 2 and vector["no_answer"]["n"] == 1
     assert vector["no_answer"]["p50"] < vector["answerable"]["p10"]
     assert vector["no_answer_below_answerable_p10"] == 1.0
+    assert vector["auc"] == 1.0  # every answer scores above the question with none
+    # The product's threshold between them flags the no-answer query and keeps both answers.
+    settings.SEARCH_ANSWER_MIN_SIMILARITY = (vector["no_answer"]["p50"] + vector["answerable"]["p10"]) / 2
+    call_command("eval_retrieval", "--corpus", str(folder), "--queries", str(queries), "--json")
+    point = json.loads(capsys.readouterr().out)["no_answer"]["hybrid"]["threshold"]
+    assert point["answerable_kept"] == 1.0 and point["no_answer_flagged"] == 1.0 and point["right_rate"] == 1.0
     assert no_answer["keyword"]["no_answer"]["p50"] == 0.0  # no word of "gym opening hours" is in the corpus
     # The throwaway organization is rolled back.
     assert not Document.objects.exists()
 
     call_command("eval_retrieval", "--corpus", str(folder), "--queries", str(queries))
     out = capsys.readouterr().out
-    assert "Top-hit score, answerable vs no-answer queries" in out
-    assert "100% of no-answer queries below the answerable p10" in out
+    assert "Answerability: top score, answerable vs no-answer queries" in out
+    assert "AUC 1.000" in out and "100% of no-answer flagged" in out
 
 
 def test_eval_retrieval_creates_a_property_only_a_query_names(db, folder, tmp_path, capsys):

@@ -1,4 +1,4 @@
-"""``manage.py eval_retrieval [--corpus DIR] [--queries FILE] [--k 5] [--json] [--sweep]``
+"""``manage.py eval_retrieval [--set dev|test|regression | --corpus DIR --queries FILE] [--k 5] [--json] [--sweep]``
 
 Measures vector-only, keyword-only and hybrid search side by side on a
 labelled set (default: the project's own, retrieval/demo_documents/ and
@@ -14,7 +14,13 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from evals.retrieval_eval import LABELLED_CORPUS, LABELLED_QUERIES, LabelledSetError, evaluation_run
+from evals.retrieval_eval import (
+    LABELLED_CORPUS,
+    LABELLED_QUERIES,
+    LABELLED_SETS,
+    LabelledSetError,
+    evaluation_run,
+)
 from retrieval.documents import DocumentSourceError
 from retrieval.search import MODES, SearchParams
 
@@ -33,6 +39,11 @@ class Command(BaseCommand):
     help = "Measure retrieval quality (vector, keyword, hybrid) on a labelled set."
 
     def add_arguments(self, parser):
+        parser.add_argument(
+            "--set",
+            choices=sorted(LABELLED_SETS),
+            help="a shipped labelled set: regression (the default corpus and queries), dev or test (held out)",
+        )
         parser.add_argument("--corpus", type=Path, default=LABELLED_CORPUS, help="folder with MANIFEST.json")
         parser.add_argument("--queries", type=Path, default=LABELLED_QUERIES, help="JSON Lines file")
         parser.add_argument("--k", type=int, default=5, help="cut-off for precision, recall and hit (default 5)")
@@ -69,6 +80,8 @@ class Command(BaseCommand):
             )
             if options[key] is not None
         }
+        if options["set"]:
+            options["corpus"], options["queries"] = LABELLED_SETS[options["set"]]
         try:
             report = evaluation_run(
                 corpus_dir=options["corpus"],
@@ -112,14 +125,20 @@ class Command(BaseCommand):
                 + "".join(f"{r['hit_at_k']:>9.2f} / {r['ndcg_at_10']:.2f}" for r in row)
             )
         if report.get("no_answer"):
-            w("\nTop-hit score, answerable vs no-answer queries (p10 / p50 / p90):")
+            w("\nAnswerability: top score, answerable vs no-answer queries (p10 / p50 / p90), AUC:")
             for mode, d in report["no_answer"].items():
                 a, n = d["answerable"], d["no_answer"]
                 w(
-                    f"{mode:<8}{d['score']:<19}answerable {a['p10']:.3f} / {a['p50']:.3f} / {a['p90']:.3f}, "
-                    f"no answer ({n['n']}) {n['p10']:.3f} / {n['p50']:.3f} / {n['p90']:.3f}; "
-                    f"{d['no_answer_below_answerable_p10']:.0%} of no-answer queries below the answerable p10"
+                    f"{mode:<8}{d['score']:<24}answerable {a['p10']:.3f} / {a['p50']:.3f} / {a['p90']:.3f}, "
+                    f"no answer ({n['n']}) {n['p10']:.3f} / {n['p50']:.3f} / {n['p90']:.3f}; AUC {d['auc']:.3f}"
                 )
+                if "threshold" in d:
+                    t = d["threshold"]
+                    w(
+                        f"{'':<8}at SEARCH_ANSWER_MIN_SIMILARITY {t['value']}: {t['answerable_kept']:.0%} of "
+                        f"answerable kept, {t['no_answer_flagged']:.0%} of no-answer flagged, "
+                        f"{t['right_rate']:.0%} of all end right"
+                    )
         if "languages" in report:
             for variant, title in (("as_written", "as written"), ("rewritten_to_english", "rewritten to English")):
                 data = report["languages"][variant]
