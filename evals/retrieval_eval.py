@@ -38,7 +38,15 @@ from properties.models import Organization, Property
 from retrieval.documents import MANIFEST_NAME, file_text, manifest_read
 from retrieval.embeddings import embedding_backend
 from retrieval.models import Chunk
-from retrieval.search import MODES, Mode, SearchHit, SearchParams, answer_similarity, knowledge_search
+from retrieval.search import (
+    MODES,
+    Mode,
+    SearchHit,
+    SearchParams,
+    answer_similarity,
+    knowledge_search,
+    query_embedding,
+)
 from retrieval.services import document_ingest
 
 RANK_DEPTH = 10
@@ -246,14 +254,13 @@ class PreparedQuery:
 
 
 def queries_prepare(queries: list[LabelledQuery], corpus: Corpus, *, use_rewrite: bool) -> list[PreparedQuery]:
-    backend = embedding_backend()
     prepared = []
     for q in queries:
         if q.property is not None and q.property not in corpus.properties:
             raise LabelledSetError(f"{q.id}: property {q.property!r} is not a property of the evaluation corpus")
         text = q.rewrite if use_rewrite and q.rewrite else q.query
         prepared.append(
-            PreparedQuery(q, text, corpus.properties[q.property].pk if q.property else None, backend.embed_query(text))
+            PreparedQuery(q, text, corpus.properties[q.property].pk if q.property else None, query_embedding(text))
         )
     return prepared
 
@@ -379,7 +386,7 @@ def report_build(measured: dict[str, list[QueryResult]], *, group_by: str) -> di
 def sweep_grid() -> list[dict[str, Any]]:
     grid = []
     for rrf_k in (1, 5, 10, 20, 60):
-        for vector_weight in (0.3, 0.4, 0.5, 0.6, 0.7):
+        for vector_weight in (0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
             for candidates in (20, 40):
                 grid.append(
                     {

@@ -49,7 +49,7 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from retrieval.embeddings import embedding_backend
-from retrieval.glossary import english_words
+from retrieval.glossary import english_words, with_english
 
 Mode = Literal["hybrid", "vector", "keyword"]
 MODES: tuple[Mode, ...] = ("hybrid", "vector", "keyword")
@@ -300,6 +300,12 @@ LIMIT %(limit)s
 """
 
 
+def query_embedding(query: str) -> list[float]:
+    """The vector of a tenant's query: their words with the glossary's English
+    words added (``retrieval.glossary.with_english``)."""
+    return embedding_backend().embed_query(with_english(query))
+
+
 def search_sql_params(
     *,
     organization_id: int,
@@ -385,7 +391,7 @@ def knowledge_search(
 
     started = time.perf_counter()
     if mode != "keyword" and embedding is None:
-        embedding = embedding_backend().embed_query(query)
+        embedding = query_embedding(query)
     embedded = time.perf_counter()
     sql_params = search_sql_params(
         organization_id=organization_id,
@@ -442,7 +448,7 @@ def search_explain(
     """EXPLAIN (ANALYZE) of the search query, to show which index each leg uses."""
     params = params or SearchParams.from_settings()
     if mode != "keyword" and embedding is None:
-        embedding = embedding_backend().embed_query(query)
+        embedding = query_embedding(query)
     sql_params = search_sql_params(
         organization_id=organization_id,
         property_id=property_id,
