@@ -20,7 +20,7 @@ def test_ingest_stores_chunks_with_embeddings_and_vocabulary(alice, ingest):
     document = ingest(organization=alice, content=BOILER, title="Boiler")
     chunks = list(document.chunks.order_by("position"))
     assert document.status == Document.Status.READY
-    assert document.embedding_model == "all-MiniLM-L6-v2"
+    assert document.embedding_model == "multilingual-e5-small-q4"  # the default backend
     assert [c.heading_path for c in chunks] == ["Pressure", "F22"]
     assert chunks[0].search_text.startswith("Boiler\nPressure\n\n")
     assert all(c.embedding is not None and len(c.embedding) == 384 for c in chunks)

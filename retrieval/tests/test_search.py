@@ -169,7 +169,7 @@ def test_another_landlords_near_duplicate_words_do_not_crowd_out_this_organizati
 def test_the_vector_leg_compares_only_vectors_of_the_configured_model(scoped, ingest, settings):
     alice, flat = scoped["alice"], scoped["flat"]
     # Switch the embedding backend; only one document is re-ingested so far.
-    settings.EMBEDDING_BACKEND = "e5-multilingual"
+    settings.EMBEDDING_BACKEND = "minilm"
     ingest(organization=alice, content=FLAT_ONLY, title="Flat boiler", source_name="flat.md", property=flat)
     query = "boiler water pressure low"
     vector = knowledge_search(organization_id=alice.pk, property_id=flat.pk, query=query, mode="vector", limit=10)
@@ -181,7 +181,7 @@ def test_the_vector_leg_compares_only_vectors_of_the_configured_model(scoped, in
     from_old_model = [h for h in hybrid if h.document_title == "Living here"]
     assert from_old_model and all(h.vector_rank is None and h.keyword_rank for h in from_old_model)
     # Back on the old model, the re-ingested document is the one left out.
-    settings.EMBEDDING_BACKEND = "minilm"
+    settings.EMBEDDING_BACKEND = "e5-multilingual"
     vector = knowledge_search(organization_id=alice.pk, property_id=flat.pk, query=query, mode="vector", limit=10)
     assert {h.document_title for h in vector} == {"Living here"}
 

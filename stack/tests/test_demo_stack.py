@@ -52,7 +52,8 @@ def test_make_demo_reports_a_leak_with_a_photo_answers_gas_at_once_and_the_boile
     # Priya's boiler question: the answer quotes the boiler guide for her home.
     boiler = [line for line in _section(lines, "+447700900321") if line.startswith("  assistant < ")]
     assert len(boiler) == 1, transcript
-    assert "From your home's guide" in boiler[0] and "1.5 bar" in boiler[0], transcript
+    # Answered from the house's boiler guide (its pressure sections), not invented.
+    assert "From your home's guide" in boiler[0] and "pressure" in boiler[0], transcript
     assert not Issue.objects.filter(tenant__phone="+447700900321").exists()
 
     # The landlord's list at the end shows both issues.
