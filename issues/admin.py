@@ -21,9 +21,9 @@ from django.utils.html import format_html, format_html_join
 from issues.admin_forms import ClockMetForm, IssueStatusForm, ScheduleForm
 from issues.appointments import visit_text
 from issues.deadlines import ClockError, clock_meet, clock_summary, duration_text, issue_clocks_sync
-from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer
+from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer, job_withdraw
 from issues.export import csv_lines, issue_rows
-from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Issue, IssuePhoto, IssueUpdate
+from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Issue, IssuePhoto, IssueUpdate, Job
 from issues.selectors import DUE_SOON_HOURS, first_due, issue_list, issues_by_deadline
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import TRANSITIONS, IssueStatusError, issue_status_change
@@ -639,8 +639,17 @@ class IssueAdmin(ScopedModelAdmin):
         if not self.has_change_permission(request, issue):
             raise PermissionDenied
         suggestions = contractors_suggest(issue=issue)
+        live = Job.objects.filter(issue=issue, state__in=LIVE).select_related("contractor").first()
         error = ""
-        if request.method == "POST":
+        if request.method == "POST" and live is not None and request.POST.get("withdraw") == str(live.pk):
+            try:
+                job_withdraw(job=live, actor=request.user, reason=request.POST.get("reason", ""))
+            except DispatchError as refused:
+                error = str(refused)
+            else:
+                self.message_user(request, f"{issue.reference}: the job is withdrawn from {live.contractor.name}.")
+                return HttpResponseRedirect(reverse("admin:issues_issue_dispatch", args=[issue.pk]))
+        elif request.method == "POST":
             contractor = next(
                 (s.contractor for s in suggestions if str(s.contractor.pk) == request.POST.get("contractor")), None
             )
@@ -655,7 +664,13 @@ class IssueAdmin(ScopedModelAdmin):
                     self.message_user(request, f"{issue.reference} offered to {contractor.name}.")
                     return HttpResponseRedirect(reverse("admin:issues_issue_change", args=[issue.pk]))
         return self._issue_page(
-            request, issue, "dispatch", f"Send {issue.reference} to a contractor", suggestions=suggestions, error=error
+            request,
+            issue,
+            "dispatch",
+            f"Send {issue.reference} to a contractor",
+            suggestions=suggestions,
+            live=live,
+            error=error,
         )
 
     def summary_view(self, request, object_id):

@@ -6,7 +6,9 @@ contractor gets it over WhatsApp, with Accept / Decline buttons, and by
 email. Their tap is read by the turn (``orchestration/contractor_turns.py``)
 and applied by ``job_answer``. Accept assigns the job; Decline, or no answer
 by ``respond_by`` (beat: ``jobs_expire``), goes back to the landlord with
-the next suggestion. Every step is a line in the issue's history.
+the next suggestion. The landlord can take a live job back
+(``job_withdraw``), and a contractor made inactive loses their open offers
+(``contractor_offers_withdraw``). Every step is a line in the issue's history.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ from django.utils import timezone
 from conversations.models import Conversation, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
 from issues.landlord import landlord_tell
-from issues.models import Issue, IssueUpdate, Job
+from issues.models import Appointment, Issue, IssueUpdate, Job
+from issues.selectors import tenant_conversation
 from properties.models import Contractor
 from properties.working_time import zone_get
 
@@ -315,6 +318,96 @@ def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
         outbound_text_queue(conversation=conversation, body=reply, purpose="dispatch")
         landlord_note(issue, tell)
     return f"{issue.reference}: {contractor.name} {verb}"
+
+
+def visits_cancel(*, jobs: list[Job], why: str, now: datetime.datetime) -> None:
+    """The visits of ``jobs`` still to come end: times proposed or offered are
+    withdrawn, and a visit already booked is cancelled with the tenant and the
+    contractor told ``why`` ("Demo Lettings has closed the repair")."""
+    Appointment.objects.filter(job__in=jobs, state__in=[Appointment.State.PROPOSED, Appointment.State.OFFERED]).update(
+        state=Appointment.State.CANCELLED
+    )
+    booked = list(
+        Appointment.objects.filter(job__in=jobs, state=Appointment.State.BOOKED, starts_at__gt=now).select_related(
+            "job__contractor", "job__issue__organization", "job__issue__tenant"
+        )
+    )
+    Appointment.objects.filter(pk__in=[a.pk for a in booked]).update(state=Appointment.State.CANCELLED)
+    for appointment in booked:
+        issue, contractor = appointment.job.issue, appointment.job.contractor
+        text = f"The visit for {issue.reference} on {_when(issue, appointment.starts_at)} is cancelled: {why}."
+        sides = [tenant_conversation(issue), contractor_conversation(contractor) if contractor.whatsapp else None]
+        for conversation in (c for c in sides if c is not None):
+            outbound_text_queue(
+                conversation=conversation, body=text, purpose="appointment", author=Message.Author.SYSTEM
+            )
+
+
+def job_withdraw(*, job: Job, actor: Any = None, reason: str = "") -> Job:
+    """The landlord takes back a job offered or accepted (a contractor who went
+    quiet after accepting, the wrong trade): it is cancelled, its visits still
+    to come end with both sides told, the contractor is told, and the issue can
+    be offered again. Raises DispatchError when the job is not live."""
+    reason = reason.strip()
+    with transaction.atomic():
+        job = (
+            Job.objects.select_for_update(of=("self",))
+            .select_related("issue__organization", "issue__property", "contractor")
+            .get(pk=job.pk)
+        )
+        issue, contractor = job.issue, job.contractor
+        if job.state not in LIVE:
+            raise DispatchError(f"The job is {job.get_state_display().lower()} already: there is nothing to withdraw.")
+        now = timezone.now()
+        job.state = Job.State.CANCELLED
+        job.responded_at = job.responded_at or now
+        job.save(update_fields=["state", "responded_at"])
+        visits_cancel(jobs=[job], why=f"{issue.organization.name} has withdrawn the job", now=now)
+        told = f"{issue.organization.name} has withdrawn job {issue.reference} ({issue.title})."
+        if reason:
+            told += f" {reason}"
+        if contractor.whatsapp:
+            outbound_text_queue(
+                conversation=contractor_conversation(contractor),
+                body=told,
+                purpose="dispatch",
+                author=Message.Author.SYSTEM,
+            )
+        elif contractor.email:
+            transaction.on_commit(lambda: _tell_by_email(contractor, f"[{issue.reference}] Job withdrawn", told))
+        who = (actor.get_username() if actor is not None else "") or "the system"
+        IssueUpdate.objects.create(
+            issue=issue,
+            author=IssueUpdate.Author.LANDLORD if actor is not None else IssueUpdate.Author.SYSTEM,
+            user=actor if actor is not None and actor.pk else None,
+            body=f"Job withdrawn from {contractor.name} by {who}." + (f" {reason}" if reason else ""),
+        )
+    return job
+
+
+def _tell_by_email(contractor: Contractor, subject: str, body: str) -> None:
+    try:
+        EmailMessage(subject=subject, body=body, to=[contractor.email]).send()
+    except Exception:  # the withdrawal stands; the history shows it
+        logger.exception("could not email contractor %s", contractor.pk)
+
+
+def contractor_offers_withdraw(*, contractor: Contractor) -> int:
+    """A contractor made inactive keeps no open offer: each goes back to the
+    landlord with the next suggestion (a job they accepted stays theirs until
+    the landlord withdraws it). Returns how many."""
+    offered = list(Job.objects.filter(contractor=contractor, state=Job.State.OFFERED).select_related("issue"))
+    for job in offered:
+        try:
+            job_withdraw(job=job, reason=f"{contractor.name} is no longer active.")
+        except DispatchError:
+            continue  # answered or lapsed meanwhile
+        landlord_note(
+            job.issue,
+            f"{contractor.name} was made inactive: the offer of {job.issue.reference} is withdrawn. "
+            f"{dispatch_auto(job.issue) or next_suggestion_text(job.issue)}",
+        )
+    return len(offered)
 
 
 def jobs_expire(*, now: datetime.datetime | None = None) -> int:

@@ -21,9 +21,9 @@ from conversations.models import Message
 from conversations.opt_out import OPTED_OUT_CODE
 from conversations.outbound import outbound_text_queue
 from issues.deadlines import clocks_on_status
-from issues.dispatch import contractor_conversation
+from issues.dispatch import visits_cancel
 from issues.fix_question import fix_question_ask
-from issues.models import Appointment, Issue, IssueUpdate, Job
+from issues.models import Issue, IssueUpdate, Job
 from issues.selectors import tenant_conversation
 from properties.working_time import zone_get
 
@@ -158,27 +158,9 @@ def _jobs_close(issue: Issue, *, now: datetime.datetime) -> None:
     offered = Job.objects.filter(issue=issue, state=Job.State.OFFERED)
     offered.filter(respond_by__lte=now).update(state=Job.State.EXPIRED, responded_at=now)  # lapsed before beat saw it
     offered.update(state=Job.State.CANCELLED, responded_at=now)
-    Appointment.objects.filter(
-        job__issue=issue, state__in=[Appointment.State.PROPOSED, Appointment.State.OFFERED]
-    ).update(state=Appointment.State.CANCELLED)
-    booked = list(
-        Appointment.objects.filter(job__issue=issue, state=Appointment.State.BOOKED, starts_at__gt=now).select_related(
-            "job__contractor"
-        )
+    visits_cancel(
+        jobs=list(Job.objects.filter(issue=issue)), why=f"{issue.organization.name} has closed the repair", now=now
     )
-    Appointment.objects.filter(pk__in=[a.pk for a in booked]).update(state=Appointment.State.CANCELLED)
-    zone = zone_get(issue.organization.timezone)
-    for appointment in booked:
-        contractor = appointment.job.contractor
-        text = (
-            f"The visit for {issue.reference} on {appointment.starts_at.astimezone(zone):%a %d %b %H:%M} is cancelled: "
-            f"{issue.organization.name} has closed the repair."
-        )
-        sides = [tenant_conversation(issue), contractor_conversation(contractor) if contractor.whatsapp else None]
-        for conversation in (c for c in sides if c is not None):
-            outbound_text_queue(
-                conversation=conversation, body=text, purpose="appointment", author=Message.Author.SYSTEM
-            )
 
 
 def _tenant_notify(*, issue: Issue, status: str, note: str, author: str) -> list[Message]:

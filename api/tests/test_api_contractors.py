@@ -54,6 +54,21 @@ def test_dispatch_lists_suggestions_and_offers_the_job(alice_api, worlds):
     assert again.status_code == 400 and "already offered" in again.json()["error"]["fields"]["contractor"][0]
 
 
+def test_the_live_job_is_withdrawn_once_and_another_organization_gets_404(alice_api, bob_api, worlds):
+    alice, _ = worlds
+    withdraw = f"/api/v1/issues/{alice.emergency.pk}/dispatch/withdraw/"
+    nothing = alice_api.post(withdraw, {}, format="json")
+    assert nothing.status_code == 400 and "no job offered or accepted" in nothing.json()["error"]["fields"]["job"][0]
+    alice_api.post(f"/api/v1/issues/{alice.emergency.pk}/dispatch/", {"contractor": alice.contractor.pk}, format="json")
+    assert bob_api.post(withdraw, {}, format="json").status_code == 404
+    assert alice_api.post(withdraw, {"reason": "x", "other": 1}, format="json").status_code == 400  # unknown field
+    done = alice_api.post(withdraw, {"reason": "Found someone nearer."}, format="json")
+    assert done.status_code == 200, done.content
+    assert done.json()["state"] == "cancelled"
+    assert Job.objects.get(issue=alice.emergency).state == "cancelled"
+    assert alice_api.post(withdraw, {}, format="json").status_code == 400  # nothing live any more
+
+
 def test_another_organizations_contractor_cannot_be_offered_a_job(alice_api, worlds):
     alice, bob = worlds
     response = alice_api.post(

@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from api.scoping import OrganizationScopedApi
 from issues.deadlines import ClockError, clock_meet, clock_state
-from issues.dispatch import DispatchError, contractors_suggest, job_offer
+from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer, job_withdraw
 from issues.export import csv_lines, issue_rows
 from issues.models import Appointment, ClockKind, Issue, IssueClock, IssueUpdate, Job
 from issues.selectors import first_due, issue_list, issues_by_deadline, with_next_due
@@ -477,6 +477,34 @@ class IssueDispatchApi(OrganizationScopedApi, APIView):
         except DispatchError as error:
             raise ValidationError({"contractor": [str(error)]}) from None
         return Response(JobOutput(job).data, status=201)
+
+
+class IssueDispatchWithdrawApi(OrganizationScopedApi, APIView):
+    """Taking back the issue's live job."""
+
+    class InputSerializer(StrictInput):
+        reason = serializers.CharField(required=False, allow_blank=True, max_length=300)
+
+        class Meta:
+            ref_name = "JobWithdraw"
+
+    @extend_schema(request=InputSerializer, responses={200: JobOutput})
+    def post(self, request, pk: int):
+        """Withdraw the job offered to or accepted by a contractor: its visits
+        still to come are cancelled (tenant and contractor told), the contractor
+        is told (with ``reason``), and the issue can be offered again. 400 when
+        the issue has no live job."""
+        issue = self.selected_object(issue_list, pk=pk)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        job = Job.objects.filter(issue=issue, state__in=LIVE).first()
+        if job is None:
+            raise ValidationError({"job": [f"{issue.reference} has no job offered or accepted to withdraw."]})
+        try:
+            job = job_withdraw(job=job, actor=request.user, reason=serializer.validated_data.get("reason", ""))
+        except DispatchError as error:
+            raise ValidationError({"job": [str(error)]}) from None
+        return Response(JobOutput(job).data)
 
 
 class IssueExportApi(OrganizationScopedApi, generics.GenericAPIView):

@@ -32,6 +32,24 @@ def test_the_dispatch_page_lists_the_suggestions_and_offers_the_chosen_one(clien
     assert Job.objects.get(issue=alice.emergency).contractor == alice.contractor
 
 
+def test_the_dispatch_page_withdraws_the_live_job_and_then_offers_the_suggestions_again(client, worlds):
+    alice, bob = worlds
+    dispatch = reverse("admin:issues_issue_dispatch", args=[alice.emergency.pk])
+    client.post(dispatch, {"contractor": alice.contractor.pk})
+    job = Job.objects.get(issue=alice.emergency)
+    page = client.get(dispatch).content.decode()
+    assert "Withdraw the job from Alice Plumbing" in page and 'id="dispatch-form"' not in page
+    response = client.post(dispatch, {"withdraw": job.pk, "reason": "Wrong trade."}, follow=True)
+    assert "the job is withdrawn from Alice Plumbing" in response.content.decode()
+    job.refresh_from_db()
+    assert job.state == "cancelled"
+    assert 'id="dispatch-form"' in client.get(dispatch).content.decode()  # can be offered again
+    # Bob's issue stays out of reach.
+    assert (
+        client.post(reverse("admin:issues_issue_dispatch", args=[bob.emergency.pk]), {"withdraw": 1}).status_code == 404
+    )
+
+
 def test_another_organizations_contractor_is_refused_and_their_issue_is_not_found(client, worlds):
     alice, bob = worlds
     dispatch = reverse("admin:issues_issue_dispatch", args=[alice.emergency.pk])

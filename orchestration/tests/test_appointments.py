@@ -276,6 +276,19 @@ def test_closing_the_issue_cancels_its_visit_and_the_calendar_entry_says_so(acce
     assert b"STATUS:CANCELLED" in response.content and b"drips" not in response.content  # not the tenant's words
 
 
+def test_withdrawing_the_job_cancels_its_booked_visit_and_tells_both_sides(accepted, tenant_says):
+    from issues.dispatch import job_withdraw
+
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    job_withdraw(job=accepted)
+    assert Appointment.objects.get().state == "cancelled"
+    told = "The visit for R2611-LEAK01 on Fri 27 Nov 08:00 is cancelled: Harbour Lettings has withdrawn the job."
+    assert latest(PHONE).body == told
+    assert latest(PLUMBER).body.startswith("Harbour Lettings has withdrawn job R2611-LEAK01")
+    assert appointments_check().reminded == 0
+
+
 def test_a_forged_or_foreign_calendar_link_is_not_found(accepted, client):
     assert client.get(reverse("appointment-ics", args=["not-a-token"])).status_code == 404
 

@@ -19,6 +19,7 @@ from issues.dispatch import (
     contractors_suggest,
     dispatch_auto,
     job_offer,
+    job_withdraw,
     jobs_expire,
     postcode_district,
     respond_by_from,
@@ -170,6 +171,56 @@ def test_closing_the_issue_cancels_its_offer_and_a_late_tap_changes_nothing(leak
     job.refresh_from_db()
     assert job.state == "cancelled"
     assert jobs_expire() == 0
+
+
+def test_the_landlord_withdraws_an_accepted_job_and_can_offer_it_to_someone_else(leak, tenant_says):
+    landlord = UserFactory(username="lena")
+    plumber = Contractor.objects.get(name="Leeds Plumbing")
+    job = job_offer(issue=leak, contractor=plumber)
+    tenant_says("Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"})
+    with pytest.raises(DispatchError, match="already accepted by Leeds Plumbing"):
+        job_offer(issue=leak, contractor=Contractor.objects.get(name="Wakefield Plumbing"))
+
+    job_withdraw(job=job, actor=landlord, reason="You have not been in touch for three days.")
+
+    job.refresh_from_db()
+    assert job.state == "cancelled"
+    told = Message.objects.filter(to_address=f"whatsapp:{PLUMBER}").latest("id").body
+    assert told == (
+        f"{leak.organization.name} has withdrawn job R2611-LEAK01 (Leak under the sink). "
+        "You have not been in touch for three days."
+    )
+    history = IssueUpdate.objects.filter(issue=leak).latest("id")
+    assert history.body.startswith("Job withdrawn from Leeds Plumbing by lena.") and history.user == landlord
+    # Withdrawn once: a second try is refused, and the issue can go to someone else.
+    with pytest.raises(DispatchError, match="cancelled already"):
+        job_withdraw(job=job, actor=landlord)
+    assert job_offer(issue=leak, contractor=Contractor.objects.get(name="Wakefield Plumbing")).state == "offered"
+    # The withdrawn contractor's late tap changes nothing.
+    tenant_says("Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"})
+    job.refresh_from_db()
+    assert job.state == "cancelled"
+
+
+def test_a_contractor_made_inactive_loses_open_offers_and_the_landlord_gets_the_next_suggestion(leak):
+    plumber = Contractor.objects.get(name="Leeds Plumbing")
+    offered = job_offer(issue=leak, contractor=plumber)
+    other = IssueFactory(organization=leak.organization, property=leak.property, reference="R2611-OTHER1")
+    accepted = job_offer(issue=other, contractor=plumber)
+    Job.objects.filter(pk=accepted.pk).update(state="accepted")
+
+    plumber.active = False
+    plumber.save()
+
+    offered.refresh_from_db()
+    accepted.refresh_from_db()
+    assert offered.state == "cancelled"
+    assert accepted.state == "accepted"  # work already taken stays theirs until the landlord withdraws it
+    told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
+    assert told.startswith("[R2611-LEAK01] Leeds Plumbing was made inactive: the offer of R2611-LEAK01 is withdrawn.")
+    assert "Next suggestion: Wakefield Plumbing" in told
+    plumber.save()  # saved again while inactive: nothing more to withdraw
+    assert Job.objects.filter(contractor=plumber, state="cancelled").count() == 1
 
 
 def test_any_other_message_from_a_contractor_is_passed_on_to_the_landlord(leak, tenant_says):
