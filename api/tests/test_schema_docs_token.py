@@ -19,6 +19,7 @@ PATHS = [
     "/api/v1/issues/{id}/link-number/",
     "/api/v1/issues/{id}/clocks/{kind}/met/",
     "/api/v1/issues/{id}/dispatch/",
+    "/api/v1/issues/{id}/dispatch/withdraw/",
     "/api/v1/issues/{id}/summary/",
     "/api/v1/issues/export.csv",
     "/api/v1/contractors/",
