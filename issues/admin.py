@@ -21,9 +21,9 @@ from django.utils.html import format_html, format_html_join
 from issues.admin_forms import ClockMetForm, IssueStatusForm, ScheduleForm
 from issues.appointments import visit_text
 from issues.deadlines import ClockError, clock_meet, clock_summary, duration_text, issue_clocks_sync
-from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer, job_withdraw
+from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_live, job_offer, job_withdraw
 from issues.export import csv_lines, issue_rows
-from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Issue, IssuePhoto, IssueUpdate, Job
+from issues.models import ClockKind, DeadlinePolicy, DeadlineRule, Issue, IssuePhoto, IssueUpdate
 from issues.selectors import DUE_SOON_HOURS, first_due, issue_list, issues_by_deadline
 from issues.services import IssueLinkError, issue_number_link
 from issues.status import TRANSITIONS, IssueStatusError, issue_status_change
@@ -639,7 +639,7 @@ class IssueAdmin(ScopedModelAdmin):
         if not self.has_change_permission(request, issue):
             raise PermissionDenied
         suggestions = contractors_suggest(issue=issue)
-        live = Job.objects.filter(issue=issue, state__in=LIVE).select_related("contractor").first()
+        live = job_live(issue)
         error = ""
         if request.method == "POST" and live is not None and request.POST.get("withdraw") == str(live.pk):
             try:

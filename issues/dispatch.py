@@ -147,6 +147,11 @@ def respond_by_from(start: datetime.datetime, *, issue: Issue) -> datetime.datet
     raise ValueError("the dispatch day has no hours (DISPATCH_DAY_STARTS_HOUR >= DISPATCH_DAY_ENDS_HOUR)")
 
 
+def job_live(issue: Issue) -> Job | None:
+    """The issue's job offered or accepted, with its contractor (at most one: a database constraint)."""
+    return Job.objects.filter(issue=issue, state__in=LIVE).select_related("contractor").first()
+
+
 def job_offer(*, issue: Issue, contractor: Contractor, actor: Any = None) -> Job:
     """Offer ``issue``'s job to ``contractor`` (of the issue's organization).
     Raises DispatchError when the issue is done, already has a contractor
@@ -159,7 +164,7 @@ def job_offer(*, issue: Issue, contractor: Contractor, actor: Any = None) -> Job
             raise DispatchError("Choose an active contractor of the issue's organization.")
         if not issue.is_open():
             raise DispatchError(f"{issue.reference} is {issue.get_status_display().lower()}: reopen it first.")
-        live = Job.objects.filter(issue=issue, state__in=LIVE).select_related("contractor").first()
+        live = job_live(issue)
         if live is not None:
             raise DispatchError(
                 f"{issue.reference} is already {live.get_state_display().lower()} by {live.contractor.name}."
@@ -396,18 +401,19 @@ def contractor_offers_withdraw(*, contractor: Contractor) -> int:
     """A contractor made inactive keeps no open offer: each goes back to the
     landlord with the next suggestion (a job they accepted stays theirs until
     the landlord withdraws it). Returns how many."""
-    offered = list(Job.objects.filter(contractor=contractor, state=Job.State.OFFERED).select_related("issue"))
-    for job in offered:
+    withdrawn = 0
+    for job in Job.objects.filter(contractor=contractor, state=Job.State.OFFERED).select_related("issue"):
         try:
             job_withdraw(job=job, reason=f"{contractor.name} is no longer active.")
         except DispatchError:
             continue  # answered or lapsed meanwhile
+        withdrawn += 1
         landlord_note(
             job.issue,
             f"{contractor.name} was made inactive: the offer of {job.issue.reference} is withdrawn. "
             f"{dispatch_auto(job.issue) or next_suggestion_text(job.issue)}",
         )
-    return len(offered)
+    return withdrawn
 
 
 def jobs_expire(*, now: datetime.datetime | None = None) -> int:

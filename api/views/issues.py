@@ -19,7 +19,7 @@ from rest_framework.views import APIView
 
 from api.scoping import OrganizationScopedApi
 from issues.deadlines import ClockError, clock_meet, clock_state
-from issues.dispatch import LIVE, DispatchError, contractors_suggest, job_offer, job_withdraw
+from issues.dispatch import DispatchError, contractors_suggest, job_live, job_offer, job_withdraw
 from issues.export import csv_lines, issue_rows
 from issues.models import Appointment, ClockKind, Issue, IssueClock, IssueUpdate, Job
 from issues.selectors import first_due, issue_list, issues_by_deadline, with_next_due
@@ -497,7 +497,7 @@ class IssueDispatchWithdrawApi(OrganizationScopedApi, APIView):
         issue = self.selected_object(issue_list, pk=pk)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        job = Job.objects.filter(issue=issue, state__in=LIVE).first()
+        job = job_live(issue)
         if job is None:
             raise ValidationError({"job": [f"{issue.reference} has no job offered or accepted to withdraw."]})
         try:

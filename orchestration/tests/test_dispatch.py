@@ -202,6 +202,16 @@ def test_the_landlord_withdraws_an_accepted_job_and_can_offer_it_to_someone_else
     assert job.state == "cancelled"
 
 
+def test_an_email_only_contractor_is_told_of_the_withdrawal_by_email(leak, django_capture_on_commit_callbacks):
+    job = job_offer(issue=leak, contractor=Contractor.objects.get(name="Wakefield Plumbing"))
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        job_withdraw(job=job, reason="Sorted by the tenant.")
+    [email] = mail.outbox
+    assert email.to == ["jobs@wakefield.example"] and email.subject == "[R2611-LEAK01] Job withdrawn"
+    assert email.body.endswith("has withdrawn job R2611-LEAK01 (Leak under the sink). Sorted by the tenant.")
+
+
 def test_a_contractor_made_inactive_loses_open_offers_and_the_landlord_gets_the_next_suggestion(leak):
     plumber = Contractor.objects.get(name="Leeds Plumbing")
     offered = job_offer(issue=leak, contractor=plumber)

@@ -24,7 +24,7 @@ def test_query_terms_keep_the_tenants_words_and_add_the_english_ones():
     assert "bathroom" in terms
 
 
-def test_a_code_is_not_looked_up(monkeypatch):
+def test_a_code_is_not_looked_up():
     # "e119" is a fault code: split into its parts, never translated.
     assert query_terms("e119") == ["e119", "119"]
 
