@@ -460,6 +460,9 @@ SEARCH_EXACT_SCAN_MAX_CHUNKS = env_int("SEARCH_EXACT_SCAN_MAX_CHUNKS", 5000)
 # The keyword leg matches the words on a scope of at most this many chunks itself;
 # a larger one asks the word index (chunk_search_words).
 SEARCH_KEYWORD_SCAN_MAX_CHUNKS = env_int("SEARCH_KEYWORD_SCAN_MAX_CHUNKS", 1000)
+# There it skips the vocabulary words that more than this share of the scope's count
+# of chunks in the organization hold (1.0 keeps every word; docs/retrieval.md).
+SEARCH_KEYWORD_MAX_DF_SHARE = env_float("SEARCH_KEYWORD_MAX_DF_SHARE", 0.1)
 # A larger scope walks HNSW with pgvector's iterative scan (relaxed_order or strict_order),
 # which stops after SEARCH_HNSW_MAX_SCAN_TUPLES index tuples.
 SEARCH_HNSW_ITERATIVE_SCAN = env("SEARCH_HNSW_ITERATIVE_SCAN", "relaxed_order")

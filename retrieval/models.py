@@ -54,7 +54,12 @@ class Document(models.Model):
 class Chunk(models.Model):
     document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="chunks")
     # Copied from the document so both search legs filter on the chunk row alone.
-    organization = models.ForeignKey("properties.Organization", on_delete=models.CASCADE, related_name="+")
+    # No index of its own: chunk_scope (organization, property) serves every lookup by
+    # organization, and with a second one the planner read a big organization's
+    # chunks of every property for a tenant's scope (docs/benchmarks.md).
+    organization = models.ForeignKey(
+        "properties.Organization", on_delete=models.CASCADE, related_name="+", db_index=False
+    )
     property = models.ForeignKey(
         "properties.Property", on_delete=models.CASCADE, null=True, blank=True, related_name="+"
     )
@@ -101,11 +106,11 @@ class Term(models.Model):
     organization only, before it looks the matched words up in
     ``Chunk.search_words``.
 
-    Kept by database triggers on ``retrieval_chunk`` (migration 0004), in the
+    Kept by database triggers on ``retrieval_chunk`` (migrations 0004, 0006), in the
     same statement's transaction as the chunks themselves, whatever writes them
     (ingest, re-ingest, the admin, a cascade from a deleted property): inserted
-    chunks add their words; deleted chunks remove those of their words that no
-    chunk of the organization holds any more."""
+    chunks add their words and counts; deleted chunks take their counts back and
+    remove the words that no chunk of the organization holds any more."""
 
     # No btree index led by organization: given one, the planner walks all of an
     # organization's words and computes each similarity instead of asking the GIN
@@ -114,6 +119,10 @@ class Term(models.Model):
         "properties.Organization", on_delete=models.CASCADE, related_name="+", db_index=False
     )
     word = models.CharField(max_length=100)
+    # How many of the organization's chunks hold the word (its document frequency),
+    # kept by the same triggers. A large scope's keyword leg skips the words most
+    # chunks hold (SEARCH_KEYWORD_MAX_DF_SHARE): they cost the most rows and rank least.
+    chunks = models.PositiveIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["word", "organization"], name="term_unique_word")]

@@ -121,6 +121,7 @@ class SearchParams:
     words_per_term: int
     exact_scan_max_chunks: int
     keyword_scan_max_chunks: int
+    keyword_max_df_share: float  # above keyword_scan_max_chunks: skip words held by more of the chunks
     iterative_scan: str  # pgvector's hnsw.iterative_scan: relaxed_order or strict_order
     max_scan_tuples: int  # pgvector's hnsw.max_scan_tuples: where an iterative scan stops
 
@@ -141,6 +142,7 @@ class SearchParams:
             "words_per_term": settings.SEARCH_WORDS_PER_TERM,
             "exact_scan_max_chunks": settings.SEARCH_EXACT_SCAN_MAX_CHUNKS,
             "keyword_scan_max_chunks": settings.SEARCH_KEYWORD_SCAN_MAX_CHUNKS,
+            "keyword_max_df_share": settings.SEARCH_KEYWORD_MAX_DF_SHARE,
             "iterative_scan": settings.SEARCH_HNSW_ITERATIVE_SCAN,
             "max_scan_tuples": settings.SEARCH_HNSW_MAX_SCAN_TUPLES,
         }
@@ -192,16 +194,28 @@ other_model_documents AS MATERIALIZED (
 vector_leg AS MATERIALIZED (
     SELECT id, distance, row_number() OVER (ORDER BY distance, id) AS rank
     FROM (
-        -- A scope this small is scanned exactly (through chunk_scope): faster
-        -- than HNSW with a selective filter, and exact. Only one branch runs.
-        (SELECT c.id, c.embedding <=> %(embedding)s::vector AS distance
-         FROM retrieval_chunk c
-         WHERE (SELECT n FROM scope_size) <= %(exact_scan_max)s
-           AND c.organization_id = %(organization_id)s
-           AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
-           AND c.embedding IS NOT NULL
-           AND c.document_id <> ALL ((SELECT ids FROM other_model_documents)::bigint[])
-         ORDER BY (c.embedding <=> %(embedding)s::vector) + 0
+        -- A scope this small is scanned exactly: faster than HNSW with a
+        -- selective filter, and exact. Only one branch runs. The organization's
+        -- documents and the property's are read apart, each on its own range of
+        -- chunk_scope: "property_id IS NULL OR property_id = X" in one scan read
+        -- every property's chunks and filtered (twice the rows for a big organization).
+        (SELECT s.id, s.distance
+         FROM (
+             SELECT c.id, c.embedding <=> %(embedding)s::vector AS distance
+             FROM retrieval_chunk c
+             WHERE (SELECT n FROM scope_size) <= %(exact_scan_max)s
+               AND c.organization_id = %(organization_id)s AND c.property_id IS NULL
+               AND c.embedding IS NOT NULL
+               AND c.document_id <> ALL ((SELECT ids FROM other_model_documents)::bigint[])
+             UNION ALL
+             SELECT c.id, c.embedding <=> %(embedding)s::vector AS distance
+             FROM retrieval_chunk c
+             WHERE (SELECT n FROM scope_size) <= %(exact_scan_max)s
+               AND c.organization_id = %(organization_id)s AND c.property_id = %(property_id)s
+               AND c.embedding IS NOT NULL
+               AND c.document_id <> ALL ((SELECT ids FROM other_model_documents)::bigint[])
+         ) s
+         ORDER BY s.distance
          LIMIT %(vector_candidates)s)
         UNION ALL
         -- A large scope walks the HNSW index (iterative scan keeps filling
@@ -230,6 +244,11 @@ term_words AS MATERIALIZED (
         FROM retrieval_term v
         WHERE v.organization_id = %(organization_id)s::bigint  -- int8 = int8: btree_gin has no cross-type operators
           AND v.word %% t.term
+          -- A large scope skips the words that most of its organization's chunks
+          -- hold: each costs thousands of rows from the word index and ranks
+          -- little (its idf is low). A small scope keeps every word.
+          AND ((SELECT n FROM scope_size) <= %(keyword_scan_max)s
+               OR v.chunks <= %(max_df_share)s * (SELECT n FROM scope_size))
         ORDER BY similarity(t.term, v.word) DESC, v.word
         LIMIT %(words_per_term)s
     ) w
@@ -332,6 +351,7 @@ def search_sql_params(
         "words_per_term": int(params.words_per_term),
         "exact_scan_max": int(params.exact_scan_max_chunks),
         "keyword_scan_max": int(params.keyword_scan_max_chunks),
+        "max_df_share": float(params.keyword_max_df_share),
         "limit": limit,
     }
 

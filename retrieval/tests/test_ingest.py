@@ -1,3 +1,5 @@
+from collections import Counter
+
 import pytest
 
 from properties.tests.factories import OrganizationFactory, PropertyFactory
@@ -132,6 +134,7 @@ def test_the_vocabulary_is_per_organization_and_loses_words_no_chunk_uses(alice,
     assert "zebra" not in _words(alice) and "washers" not in _words(alice)
     assert "pressure" in _words(alice) and "pets" not in _words(alice)
     assert "zebra" in _words(bob)
+    assert _counted(alice) == _held(alice) and _counted(bob) == _held(bob)
 
     # A changed text replaces the words of the chunks it replaces.
     ingest(
@@ -141,6 +144,13 @@ def test_the_vocabulary_is_per_organization_and_loses_words_no_chunk_uses(alice,
         source_name="boiler.md",
     )
     assert "key" in _words(alice) and "loop" not in _words(alice)
+    assert _counted(alice) == _held(alice)
+
+    # A chunk rewritten in place (an UPDATE) moves its counts from its old words to its new ones.
+    chunk = Chunk.objects.filter(organization=alice).order_by("pk").first()
+    Chunk.objects.filter(pk=chunk.pk).update(search_text="Pressure pressure kettle")
+    assert "kettle" in _words(alice)
+    assert _counted(alice) == _held(alice)
 
     # A deleted property takes its documents' words with it (a cascade, no service involved).
     ingest(organization=alice, content="## Garden\n\nThe gazebo is shared.\n", title="Garden", property=flat)
@@ -148,6 +158,17 @@ def test_the_vocabulary_is_per_organization_and_loses_words_no_chunk_uses(alice,
     flat.delete()
     assert "gazebo" not in _words(alice)
     assert _words(alice) == {w for c in Chunk.objects.filter(organization=alice) for w in _chunk_words(c)}
+    assert _counted(alice) == _held(alice)
+
+
+def _counted(organization) -> dict[str, int]:
+    """The vocabulary's count of chunks per word, as the triggers keep it."""
+    return dict(Term.objects.filter(organization=organization).values_list("word", "chunks"))
+
+
+def _held(organization) -> dict[str, int]:
+    """The same counted from the organization's chunks themselves."""
+    return dict(Counter(w for c in Chunk.objects.filter(organization=organization) for w in _chunk_words(c)))
 
 
 def _chunk_words(chunk) -> set[str]:

@@ -60,7 +60,8 @@ def vector_path(request, db):
         return SearchParams.from_settings()
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off; SET LOCAL enable_sort = off")
-    return SearchParams.from_settings(exact_scan_max_chunks=0, keyword_scan_max_chunks=0)
+    # Every word kept: on five chunks any word is "common" (that rule has its own test).
+    return SearchParams.from_settings(exact_scan_max_chunks=0, keyword_scan_max_chunks=0, keyword_max_df_share=1.0)
 
 
 def test_the_forced_hnsw_path_walks_the_hnsw_index(scoped, vector_path):
@@ -125,7 +126,7 @@ def test_both_keyword_plans_find_the_same_chunks_with_the_same_scores(scoped, qu
     the word index: the plan is chosen by size, the answer must not depend on it."""
 
     def search(keyword_scan_max_chunks: int) -> list[tuple[int, float]]:
-        params = SearchParams.from_settings(keyword_scan_max_chunks=keyword_scan_max_chunks)
+        params = SearchParams.from_settings(keyword_scan_max_chunks=keyword_scan_max_chunks, keyword_max_df_share=1.0)
         hits = knowledge_search(
             organization_id=scoped["alice"].pk,
             property_id=scoped["flat"].pk,
@@ -139,6 +140,35 @@ def test_both_keyword_plans_find_the_same_chunks_with_the_same_scores(scoped, qu
     assert search(keyword_scan_max_chunks=10**6) == search(keyword_scan_max_chunks=0)
     if query != "zzzz":
         assert search(keyword_scan_max_chunks=10**6)
+
+
+def test_a_large_scope_skips_the_words_most_of_its_chunks_hold(scoped):
+    """Above SEARCH_KEYWORD_SCAN_MAX_CHUNKS a word that more of the organization's
+    chunks hold than the share of the scope's size is not looked up. The flat's
+    tenant sees 4 chunks; "boiler" is in 2 of alice's (the flat's and the
+    house's), "stopcock" in 1: at a share of 0.25 the first goes, the second
+    stays. A small scope keeps every word."""
+
+    def keyword_headings(query: str, **overrides) -> set[str]:
+        params = SearchParams.from_settings(keyword_scan_max_chunks=0, **overrides)
+        hits = knowledge_search(
+            organization_id=scoped["alice"].pk,
+            property_id=scoped["flat"].pk,
+            query=query,
+            mode="keyword",
+            limit=10,
+            params=params,
+        )
+        return {h.heading_path for h in hits}
+
+    assert "Boiler fault codes" in keyword_headings("boiler", keyword_max_df_share=1.0)
+    assert keyword_headings("boiler", keyword_max_df_share=0.25) == set()
+    assert keyword_headings("stopcock", keyword_max_df_share=0.25) == {"Stopcock"}
+    small = SearchParams.from_settings(keyword_max_df_share=0.25)  # the scope is below the scan size
+    hits = knowledge_search(
+        organization_id=scoped["alice"].pk, property_id=scoped["flat"].pk, query="boiler", mode="keyword", params=small
+    )
+    assert "Boiler fault codes" in {h.heading_path for h in hits}
 
 
 def test_a_misspelt_word_is_found_by_the_keyword_leg(scoped):
