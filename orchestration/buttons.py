@@ -167,18 +167,36 @@ def question_choices(question: Message) -> list[Choice]:
     return [Choice(payload=c["payload"], title=c["title"]) for c in (question.raw_payload or {}).get("choices", [])]
 
 
-def answer_read(*, conversation: Conversation, messages: list[Message], snapshot: Snapshot) -> Answer | None:
+class LatestQuestion:
+    """``question_latest`` read at most once: a turn's first transaction reads
+    the answers twice (before and after its automatic steps, none of which
+    asks a question with choices)."""
+
+    def __init__(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self._read = False
+        self._question: Message | None = None
+
+    def get(self) -> Message | None:
+        if not self._read:
+            self._question, self._read = question_latest(self.conversation), True
+        return self._question
+
+
+def answer_read(
+    *, conversation: Conversation, messages: list[Message], snapshot: Snapshot, latest: LatestQuestion | None = None
+) -> Answer | None:
     """The structured answer among ``messages`` (this turn's, in order), or
     None when none of them is a tap or a numbered reply. See the module's
-    docstring for when an answer is accepted or refused."""
-    question: Message | None = None
-    looked_up = False
+    docstring for when an answer is accepted or refused. ``latest`` shares
+    the lookup of the question answered with an earlier read in the same
+    transaction."""
+    latest = latest or LatestQuestion(conversation)
     for message in reversed(messages):
         if message.direction != Message.Direction.INBOUND:
             continue
         if message.button_payload:
-            if not looked_up:
-                question, looked_up = question_latest(conversation), True
+            question = latest.get()
             payload = message.button_payload
             if payload_parse(payload) is None and question is not None:
                 titled = _titled(question_choices(question), message.button_text or "")
@@ -187,14 +205,12 @@ def answer_read(*, conversation: Conversation, messages: list[Message], snapshot
         body = (message.body or "") if message.kind in ("", "text") else ""
         number = NUMBER_ANSWER.match(body)
         if number is None and 0 < len(body) <= TITLE_MAX_CHARS:
-            if not looked_up:
-                question, looked_up = question_latest(conversation), True
+            question = latest.get()
             titled = _titled(question_choices(question), body) if question is not None else None
             if titled is not None and question is not None and _last_said(conversation, question, message):
                 return _judge(conversation, message, titled.payload, question, snapshot, typed=True)
         if number is not None:
-            if not looked_up:
-                question, looked_up = question_latest(conversation), True
+            question = latest.get()
             if question is None or not _last_said(conversation, question, message):
                 return None  # a number that answers no numbered question of ours: plain text for the model
             choices = question_choices(question)

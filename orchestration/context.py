@@ -55,8 +55,16 @@ class TurnContext:
         return "\n".join(text for m in self.new_messages if (text := message_text(m))).strip()
 
 
-def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> TurnContext:
-    new_messages, history = _messages_load(conversation, message_ids)
+# The turn's messages and the history before them (``turn_messages_load``).
+TurnMessages = tuple[list[Message], list[Message]]
+
+
+def turn_context_load(
+    *, conversation: Conversation, message_ids: list[int], messages: TurnMessages | None = None
+) -> TurnContext:
+    """What the model is shown. ``messages``: the turn's messages and history
+    when the caller has read them already (``turn_messages_load``)."""
+    new_messages, history = messages or turn_messages_load(conversation, message_ids)
     tenant_properties = _tenant_properties(conversation)
     scope = conversation.property or (tenant_properties[0] if len(tenant_properties) == 1 else None)
     open_issues = _open_issues(scope, conversation, tenant_properties) if scope else []
@@ -86,7 +94,7 @@ def turn_context_load(*, conversation: Conversation, message_ids: list[int]) -> 
     )
 
 
-def _messages_load(conversation: Conversation, message_ids: list[int]) -> tuple[list[Message], list[Message]]:
+def turn_messages_load(conversation: Conversation, message_ids: list[int]) -> TurnMessages:
     """The turn's messages (by id) and the ``TURN_HISTORY_MESSAGES`` before the
     first of them (by time), with their media: one query for the messages and
     one for all their media."""

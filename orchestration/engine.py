@@ -34,7 +34,13 @@ from conversations.models import Conversation, IdentityStatus, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
 from llm.types import ToolCall
 from orchestration import buttons, contractor_turns, repair_answers, services
-from orchestration.context import TurnContext, gathering_is_stale, turn_context_confirmed, turn_context_load
+from orchestration.context import (
+    TurnContext,
+    gathering_is_stale,
+    turn_context_confirmed,
+    turn_context_load,
+    turn_messages_load,
+)
 from orchestration.decide import decide
 from orchestration.emergency_reports import emergency_report_note, emergency_report_open
 from orchestration.gating import identity_after
@@ -92,16 +98,19 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         conversation = _lock(conversation_id)
         if _any_processed(message_ids):
             return None
-        # Read once for the answers settled before the model (the context reads its own, with their media).
-        inbound = list(Message.objects.filter(pk__in=message_ids, direction=Message.Direction.INBOUND).order_by("id"))
+        # Read once, with their media and the history before them: for the answers
+        # settled before the model, then for the model's context.
+        messages = turn_messages_load(conversation, message_ids)
+        inbound = [m for m in messages[0] if m.direction == Message.Direction.INBOUND]
         # A contractor's messages go to dispatch, never to the tenant's assistant.
         if contractor := contractor_turns.contractor_turn(
             conversation=conversation, messages=inbound, message_ids=message_ids, started=started
         ):
             return contractor
         # The repair loop's own questions are answered with the model on or off, taken over or not.
+        latest = buttons.LatestQuestion(conversation)
         if settled := repair_answers.answer_settle(
-            conversation=conversation, messages=inbound, message_ids=message_ids, started=started
+            conversation=conversation, messages=inbound, message_ids=message_ids, started=started, latest=latest
         ):
             return settled
         follow_up = repair_answers.follow_up_note(conversation=conversation, messages=inbound)
@@ -121,11 +130,11 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
             notes.append(STALE_NOTE.format(hours=settings.GATHERING_STALE_HOURS))
         if emergency_note := emergency_report_note(conversation):
             notes.append(emergency_note)
-        context = turn_context_load(conversation=conversation, message_ids=message_ids)
+        context = turn_context_load(conversation=conversation, message_ids=message_ids, messages=messages)
         services.conversation_language_note(conversation=conversation, text=context.latest_text)
         context.notes = notes
         context.identity_at_start, context.gathering_at_start = at_start
-        early = _structured(conversation, context, decision, message_ids, started)
+        early = _structured(conversation, context, decision, message_ids, started, latest)
         if isinstance(early, Turn):
             return early  # answered without the model (a pin, a sticker, a message we cannot read)
 
@@ -168,7 +177,12 @@ CHOICE_NOTE = (
 
 
 def _structured(
-    conversation: Conversation, context: TurnContext, decision: Decision, message_ids: list[int], started: float
+    conversation: Conversation,
+    context: TurnContext,
+    decision: Decision,
+    message_ids: list[int],
+    started: float,
+    latest: buttons.LatestQuestion,
 ) -> Turn | None:
     """Inside the turn's first transaction: what the turn's messages settle
     without the model. Returns the Turn when the turn ends here; else may
@@ -176,7 +190,7 @@ def _structured(
     model; ``first``: a confirmation the model goes on from) or notes for
     the model in ``context``."""
     new = [m for m in context.new_messages if m.direction == Message.Direction.INBOUND]
-    answer = buttons.answer_read(conversation=conversation, messages=new, snapshot=context.snapshot)
+    answer = buttons.answer_read(conversation=conversation, messages=new, snapshot=context.snapshot, latest=latest)
     if answer is not None and answer.structured is not None:
         via = "typed" if answer.typed else "button"
         call = ToolCall(

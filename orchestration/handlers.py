@@ -66,6 +66,7 @@ def tool_apply(
     the report is closed the next report starts after the last (its photos
     are the issue's, or dropped with the closed report)."""
     before = conversation.gathering_state
+    at_start = {field: getattr(conversation, field) for field in _STATE_FIELDS}
     applied, outcome = HANDLERS[name](conversation, tool_input)
     conversation.identity_status = identity_after(name, outcome, conversation.identity_status)
     if not (name == "ask_for_details" and _about_this_turns_emergency(conversation, before, first_message_at)):
@@ -86,12 +87,19 @@ def tool_apply(
         conversation.gathering_started_at = (
             last_message_at + timedelta(microseconds=1) if last_message_at else timezone.now()
         )
-    conversation.save(update_fields=["identity_status", "gathering_state", "gathering_started_at", "updated_at"])
+    # Only what moved: most calls (a question, an answer) move nothing, and a save
+    # that names identity_status makes the audit log read the row first.
+    moved = [field for field in _STATE_FIELDS if getattr(conversation, field) != at_start[field]]
+    if moved:
+        conversation.save(update_fields=[*moved, "updated_at"])
     # An emergency gets its issue as soon as the property is confirmed (this
     # call may have confirmed it), and the tenant hears its reference once.
     applied.issue = emergency_reports.emergency_report_open(conversation=conversation) or applied.issue
     applied.reply = emergency_reports.emergency_reply_complete(conversation=conversation, reply=applied.reply)
     return applied
+
+
+_STATE_FIELDS = ("identity_status", "gathering_state", "gathering_started_at")
 
 
 def _about_this_turns_emergency(conversation: Conversation, before: str, first_message_at: datetime | None) -> bool:

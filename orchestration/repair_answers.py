@@ -86,13 +86,18 @@ buttons.button_action_register(RATING_ACTION, _rating)
 
 
 def answer_settle(
-    *, conversation: Conversation, messages: list[Message], message_ids: list[int], started: float
+    *,
+    conversation: Conversation,
+    messages: list[Message],
+    message_ids: list[int],
+    started: float,
+    latest: buttons.LatestQuestion | None = None,
 ) -> Turn | None:
     """Inside the turn's first transaction, with the conversation locked: the
     Turn when this turn's inbound ``messages`` were an answer to the repair
     loop's questions (recorded, the tenant answered), else None."""
     snapshot = Snapshot(identity=conversation.identity_status, gathering=conversation.gathering_state)
-    answer = buttons.answer_read(conversation=conversation, messages=messages, snapshot=snapshot)
+    answer = buttons.answer_read(conversation=conversation, messages=messages, snapshot=snapshot, latest=latest)
     if answer is None or answer.settled is None:
         return None
     try:

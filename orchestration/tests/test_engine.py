@@ -247,6 +247,32 @@ def test_a_turns_queries_do_not_grow_with_its_history(home, tenant_says, setting
     assert turn_statements(history_photos=1) == turn_statements(history_photos=12)
 
 
+def test_an_ordinary_turn_takes_at_most_twenty_statements(home, tenant_says):
+    """The performance issue's budget for a turn that moves nothing (a reply
+    while the tenant gives details): the messages and their history are read
+    once, the latest question with choices once, and an unchanged
+    conversation is not saved (nor read again first by the audit log)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from conversations.tests.factories import MessageFactory
+    from llm.scripted import scripted_queue
+    from orchestration.engine import turn_run
+
+    tenant_says("tap leaking", model=[call("ask_for_details", question="Which tap?")])
+    conversation = conversation_for()
+    message = MessageFactory.create(conversation=conversation, body="the cold one")
+    scripted_queue(phone=PHONE, calls=[call("ask_for_details", question="Since when?")])
+    with CaptureQueriesContext(connection) as captured:
+        turn_run(conversation_id=conversation.pk, message_ids=[message.pk])
+    # The test's own transaction turns the turn's two transactions into savepoints.
+    statements = [q["sql"] for q in captured.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert len(statements) <= 20, "\n".join(s[:120] for s in statements)
+    saves = [s for s in statements if s.startswith('UPDATE "conversations_conversation"')]
+    assert not any("identity_status" in s for s in saves), saves
+    assert conversation_for().gathering_state == "gathering_details"
+
+
 def test_an_emergency_the_keywords_missed_still_gets_safety_advice_and_an_alert(home, tenant_says):
     from emergencies.models import EmergencyAlert
 
