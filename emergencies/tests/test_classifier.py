@@ -36,7 +36,13 @@ def test_retraining_from_the_train_split_reproduces_the_artefacts_figures():
     retrained = classifier_train(paths=paths, embed=e5_embedder(), embedding_model=EMBEDDING_MODEL)
     assert retrained["trained_on"] == shipped["trained_on"], "the artefact is stale: run train_emergency_classifier"
     assert retrained["rows"] == shipped["rows"]
-    assert retrained["figures"] == shipped["figures"]
+    # The same code and vectors that repeat bit for bit on one machine (any thread count)
+    # differ in the last bits on another, so a training message at a threshold can flip
+    # (recall 0.988 here against the artefact's 0.987): the figures must agree to within a
+    # few messages of the training set, not to the digit.
+    assert retrained["figures"].keys() == shipped["figures"].keys()
+    for name, value in shipped["figures"].items():
+        assert retrained["figures"][name] == pytest.approx(value, abs=0.005), name
     assert retrained["thresholds"] == shipped["thresholds"]
 
 

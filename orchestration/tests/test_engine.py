@@ -95,7 +95,10 @@ def test_invalid_input_is_rejected_with_the_schema_errors(home, tenant_says):
 
 
 def test_photo_declined_only_after_being_asked(home, tenant_says):
-    tenant_says("Tap leaking in kitchen", model=[call("ask_for_details", question="Since when?")])
+    # A report the emergency classifier scores far from its threshold (this test is about
+    # the photo): "Tap leaking in kitchen" scores 0.605 on one machine, just over the 0.6
+    # alert line, and scored under it on the one that trained the classifier.
+    tenant_says("kitchen tap keeps dripping", model=[call("ask_for_details", question="Since when?")])
     tenant_says("since monday", model=[issue_call(photo="declined"), call("ask_for_photo", message="Photo?")])
     assert not Issue.objects.exists()
     tenant_says("sorry I can't take one", model=[issue_call(photo="declined")])
