@@ -91,13 +91,16 @@ class AuditMiddleware:
             return user if user is not None and user.is_authenticated else None
 
         try:
+            if via == AuditEvent.Via.SYSTEM:
+                # Webhooks, /healthz, calendar links: no person acts there, so no actor to
+                # hand over (django-auditlog's context connects a signal receiver per request).
+                return self.get_response(request)
             with set_extra_data(context_data={"actor": SimpleLazyObject(actor)}):
                 response = self.get_response(request)
-            if via != AuditEvent.Via.SYSTEM:
-                try:
-                    self._record(request, response, via)
-                except Exception:  # the audit never breaks the page; it says so in the log
-                    logger.exception("audit entry for %s not recorded", request.path_info)
+            try:
+                self._record(request, response, via)
+            except Exception:  # the audit never breaks the page; it says so in the log
+                logger.exception("audit entry for %s not recorded", request.path_info)
         finally:
             via_reset(token)
         return response

@@ -177,10 +177,12 @@ def query_terms(query: str) -> list[str]:
 SEARCH_SQL = """
 WITH
 scope_size AS MATERIALIZED (
-    SELECT count(*) AS n
-    FROM retrieval_chunk c
-    WHERE c.organization_id = %(organization_id)s
-      AND (c.property_id IS NULL OR c.property_id = %(property_id)s)
+    -- Two ranges of chunk_scope (the organization's documents, the property's),
+    -- not every property's chunks of the organization filtered.
+    SELECT (SELECT count(*) FROM retrieval_chunk c
+            WHERE c.organization_id = %(organization_id)s AND c.property_id IS NULL)
+         + (SELECT count(*) FROM retrieval_chunk c
+            WHERE c.organization_id = %(organization_id)s AND c.property_id = %(property_id)s) AS n
 ),
 other_model_documents AS MATERIALIZED (
     -- Documents whose chunks another embedding model wrote (EMBEDDING_BACKEND
