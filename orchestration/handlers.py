@@ -52,6 +52,10 @@ class Found:
         return f"{len(self.hits)} passages"
 
 
+# What a call moves on the conversation; tool_apply saves those that moved.
+_STATE_FIELDS = ("identity_status", "gathering_state", "gathering_started_at")
+
+
 def tool_apply(
     *,
     conversation: Conversation,
@@ -97,9 +101,6 @@ def tool_apply(
     applied.issue = emergency_reports.emergency_report_open(conversation=conversation) or applied.issue
     applied.reply = emergency_reports.emergency_reply_complete(conversation=conversation, reply=applied.reply)
     return applied
-
-
-_STATE_FIELDS = ("identity_status", "gathering_state", "gathering_started_at")
 
 
 def _about_this_turns_emergency(conversation: Conversation, before: str, first_message_at: datetime | None) -> bool:

@@ -120,8 +120,8 @@ class Term(models.Model):
     )
     word = models.CharField(max_length=100)
     # How many of the organization's chunks hold the word (its document frequency),
-    # kept by the same triggers. A large scope's keyword leg skips the words most
-    # chunks hold (SEARCH_KEYWORD_MAX_DF_SHARE): they cost the most rows and rank least.
+    # kept by the same triggers. A large scope's keyword leg skips the words held by
+    # more than SEARCH_KEYWORD_MAX_DF_SHARE of it: they cost the most rows and rank least.
     chunks = models.PositiveIntegerField(default=0)
 
     class Meta:

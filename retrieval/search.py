@@ -246,9 +246,10 @@ term_words AS MATERIALIZED (
         FROM retrieval_term v
         WHERE v.organization_id = %(organization_id)s::bigint  -- int8 = int8: btree_gin has no cross-type operators
           AND v.word %% t.term
-          -- A large scope skips the words that most of its organization's chunks
-          -- hold: each costs thousands of rows from the word index and ranks
-          -- little (its idf is low). A small scope keeps every word.
+          -- A large scope skips the words held by more of its organization's
+          -- chunks than max_df_share of the scope's size: each costs hundreds to
+          -- thousands of rows from the word index and ranks little (its idf is
+          -- low). A small scope keeps every word.
           AND ((SELECT n FROM scope_size) <= %(keyword_scan_max)s
                OR v.chunks <= %(max_df_share)s * (SELECT n FROM scope_size))
         ORDER BY similarity(t.term, v.word) DESC, v.word

@@ -2,8 +2,8 @@
 chunks lose their own index on the organization.
 
 The count (``retrieval_term.chunks``, a document frequency) lets a large
-scope's keyword leg skip the words most chunks hold before it asks the word
-index for them: at 100 000 chunks those words were most of the big
+scope's keyword leg skip the words that many of its chunks hold before it asks
+the word index for them: at 100 000 chunks those words were most of the big
 organization's keyword time and rank least (docs/benchmarks.md). The triggers
 of migration 0004 now add an inserted chunk's words with their counts and take
 a deleted chunk's counts back, dropping a word at zero (before, a delete
