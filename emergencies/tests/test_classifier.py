@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from django.conf import settings
 from django.core.management import call_command
@@ -44,6 +45,41 @@ def test_retraining_from_the_train_split_reproduces_the_artefacts_figures():
     for name, value in shipped["figures"].items():
         assert retrained["figures"][name] == pytest.approx(value, abs=0.005), name
     assert retrained["thresholds"] == shipped["thresholds"]
+
+
+def test_the_character_reading_weighs_a_message_as_training_did():
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    from emergencies.classifier import _Characters, character_ngrams
+
+    seen = ["gas smell in the hall", "czuję gaz w kuchni", "GAAAS in the hall!!", "tap dripping", "huele a gas"]
+    vectorizer = TfidfVectorizer(analyzer=character_ngrams, sublinear_tf=True, dtype=np.float32).fit(seen)
+    reading = _Characters(vectorizer.get_feature_names_out(), vectorizer.idf_, heads={})
+    # repeated pieces, accents and case folded, pieces training never saw, and nothing it knows
+    for text in ["gas gas GAS in the hall", "czuje gaz", "hall light dripping again", "zzz qqq"]:
+        expected = vectorizer.transform([text]).toarray()[0]
+        columns, weights = reading._weights(text)
+        actual = np.zeros_like(expected)
+        actual[columns] = weights
+        assert actual == pytest.approx(expected, abs=1e-6), text
+
+
+def test_an_artefact_of_another_format_or_with_foreign_arrays_is_refused(tmp_path):
+    from emergencies.classifier import classifier_load
+
+    shipped = Path(settings.EMERGENCY_CLASSIFIER_PATH)
+    artefact = json.loads(shipped.read_text())
+    (tmp_path / "old.json").write_text(json.dumps({**artefact, "format": 1}))
+    (tmp_path / "old.npz").write_bytes(shipped.with_suffix(".npz").read_bytes())
+    with pytest.raises(ValueError, match="format 1, this code reads 2: retrain it"):
+        classifier_load(tmp_path / "old.json", embed=lambda texts: np.zeros((len(texts), 384)))
+
+    (tmp_path / "foreign.json").write_text(json.dumps(artefact))
+    with np.load(shipped.with_suffix(".npz")) as stored:
+        arrays = {name: stored[name] for name in stored.files}
+    np.savez(tmp_path / "foreign.npz", **{**arrays, "idf": arrays["idf"] * 2})
+    with pytest.raises(ValueError, match=r"does not belong to foreign\.json"):
+        classifier_load(tmp_path / "foreign.json", embed=lambda texts: np.zeros((len(texts), 384)))
 
 
 def test_the_shipped_artefact_was_never_trained_on_judged_splits():

@@ -25,6 +25,7 @@ FROZEN = {
     "blind/batch-007.jsonl": "2928e4082b6688b4cfceaa84146437685a900e8d6ad86698c75c91efda1a8e81",
     "blind/batch-008.jsonl": "d0b2809fa45b4b055a6dcb1525cd56b52dfad27a1d88992b581546580c168211",
     "blind/batch-009.jsonl": "3280ce248255273ab0d852df116047369ea4c05c23621401e590f3fcaa23779c",
+    "blind/batch-010.jsonl": "526e9dd66b0506e15dce336e3da4705d595d385555c5817ce9e5e92d06ec2a72",
 }
 FIELDS = {
     "id",
