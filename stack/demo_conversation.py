@@ -45,7 +45,7 @@ DEMO: list[Tenant] = [
         "+447700900123",
         [
             Step(
-                "Hi, there's water leaking in my bathroom",
+                "Hi, there's a leak in my bathroom",
                 [
                     _call(
                         "ask_for_details",

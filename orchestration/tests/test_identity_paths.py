@@ -125,7 +125,7 @@ def two_homes(home):
 
 def test_a_tenant_with_two_homes_who_names_one_up_front_is_not_asked_again(two_homes, tenant_says):
     [reply] = tenant_says(
-        "the Orchard Lane house has a leak under the kitchen sink",
+        "the Orchard Lane house has a slow drip under the kitchen sink",
         model=[call("ask_for_details", question="Sorry to hear that! Since when has it been leaking?")],
     )
     conversation = conversation_for()

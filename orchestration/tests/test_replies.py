@@ -42,7 +42,7 @@ def test_every_text_exists_in_every_language_with_the_same_placeholders():
 
 
 def test_the_reference_line_follows_the_tenants_language(home, tenant_says):
-    tenant_says("Mam przeciek w łazience pod zlewem", model=[call("ask_for_details", question="Od kiedy?")])
+    tenant_says("W łazience kapie kran przy umywalce", model=[call("ask_for_details", question="Od kiedy?")])
     tenant_says("Od wczoraj, kapie cały czas", model=[call("ask_for_photo", message="Czy możesz przysłać zdjęcie?")])
     [reply] = tenant_says(
         "Nie mogę zrobić zdjęcia, proszę przysłać kogoś",
