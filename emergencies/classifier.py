@@ -206,6 +206,10 @@ def classifier_load(path: Path, embed: Embedder | None = None) -> Classifier:
     artefact = json.loads(path.read_text(encoding="utf-8"))
     if artefact.get("format") != FORMAT:
         raise ValueError(f"{path.name} is format {artefact.get('format')}, this code reads {FORMAT}: retrain it")
+    if artefact["characters"]["ngram_sizes"] != list(NGRAM_SIZES):
+        raise ValueError(
+            f"{path.name} counts pieces of {artefact['characters']['ngram_sizes']}, this code {NGRAM_SIZES}: retrain it"
+        )
     with np.load(path.with_suffix(".npz")) as stored:
         arrays = {name: stored[name] for name in stored.files}
     if arrays_digest(arrays) != artefact["arrays_sha256"]:

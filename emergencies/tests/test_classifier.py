@@ -64,7 +64,7 @@ def test_the_character_reading_weighs_a_message_as_training_did():
         assert actual == pytest.approx(expected, abs=1e-6), text
 
 
-def test_an_artefact_of_another_format_or_with_foreign_arrays_is_refused(tmp_path):
+def test_an_artefact_of_another_format_pieces_or_arrays_is_refused(tmp_path):
     from emergencies.classifier import classifier_load
 
     shipped = Path(settings.EMERGENCY_CLASSIFIER_PATH)
@@ -73,6 +73,13 @@ def test_an_artefact_of_another_format_or_with_foreign_arrays_is_refused(tmp_pat
     (tmp_path / "old.npz").write_bytes(shipped.with_suffix(".npz").read_bytes())
     with pytest.raises(ValueError, match="format 1, this code reads 2: retrain it"):
         classifier_load(tmp_path / "old.json", embed=lambda texts: np.zeros((len(texts), 384)))
+
+    (tmp_path / "pieces.json").write_text(
+        json.dumps({**artefact, "characters": {**artefact["characters"], "ngram_sizes": [2, 3]}})
+    )
+    (tmp_path / "pieces.npz").write_bytes(shipped.with_suffix(".npz").read_bytes())
+    with pytest.raises(ValueError, match=r"counts pieces of \[2, 3\].*retrain it"):
+        classifier_load(tmp_path / "pieces.json", embed=lambda texts: np.zeros((len(texts), 384)))
 
     (tmp_path / "foreign.json").write_text(json.dumps(artefact))
     with np.load(shipped.with_suffix(".npz")) as stored:
