@@ -27,6 +27,7 @@ import logging
 from dataclasses import dataclass, field
 
 from emergencies.classifier import Score, classifier_get
+from emergencies.home_address import address_remove
 from emergencies.matching import Match, RuleHit, emergency_match
 
 logger = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ def emergency_detect(
     score = None
     if classifier is not None:
         try:
-            score = classifier.score(text)
+            score = classifier.score(address_remove(text))  # a street's name must not decide
         except Exception:  # the rules must decide even when the model breaks on one message
             logger.exception("emergency classifier failed; keyword rules decide alone")
     hits = list(match.hits)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from django.db.models import Count, Max, Q
 
 from config.expiring import Expiring
+from emergencies.home_address import address_remove
 from emergencies.models import EmergencyRule
 from emergencies.normalise import normalise, without_intensifiers
 
@@ -149,14 +150,15 @@ def rules_version(organization_id: int | None) -> tuple:
 
 
 def emergency_match(text: str, *, organization_id: int | None, country: str) -> Match:
-    """Which rules ``text`` hits, on normalised text and whole words only."""
+    """Which rules ``text`` hits, on normalised text and whole words only, with
+    the home address taken out ("12 Flood Street" names no flood)."""
     key = (organization_id, country)
     version = versions.get(organization_id, lambda: rules_version(organization_id))
     assert version is not None  # rules_version never answers None
     compiled = _cache.get(key)
     if compiled is None or compiled.version != version:
         compiled = _cache[key] = _compile(organization_id, country, version)
-    normalised = normalise(text)
+    normalised = normalise(address_remove(text))
     texts = {normalised, without_intensifiers(normalised)}  # "huele muchisimo a gas" meets "huele a gas"
     hits: list[RuleHit] = []
     for candidate in texts:
