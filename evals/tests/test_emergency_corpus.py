@@ -27,6 +27,7 @@ FROZEN = {
     "blind/batch-009.jsonl": "3280ce248255273ab0d852df116047369ea4c05c23621401e590f3fcaa23779c",
     "blind/batch-010.jsonl": "526e9dd66b0506e15dce336e3da4705d595d385555c5817ce9e5e92d06ec2a72",
     "blind/batch-011.jsonl": "301681e2036a5d1342c7a32fe93fa89c9d29818815e0f2681871f8d4b8f78dd9",
+    "blind/batch-012.jsonl": "5cd22772cb73e59b781387aec23273883bffe96b62aa71028c39ae3ce42097f7",
 }
 FIELDS = {
     "id",
