@@ -108,3 +108,14 @@ def address_remove(text: str) -> str:
         end = max(end, stop)
     kept.append(text[end:])
     return re.sub(r"\s{2,}", " ", " ".join(part.strip() for part in kept if part.strip()))
+
+
+def address_coverage(text: str, address: str) -> float:
+    """The share of ``address``'s letters and digits in ``text`` that
+    ``address_spans`` finds (for measuring against a labelled address)."""
+    start = text.find(address)
+    if start < 0 or not address:
+        raise ValueError(f"{address!r} is not in the message")
+    found = {i for begin, end in address_spans(text) for i in range(begin, end)}
+    letters = [i for i in range(start, start + len(address)) if text[i].isalnum()]
+    return sum(i in found for i in letters) / len(letters) if letters else 1.0

@@ -17,6 +17,7 @@ from typing import Any
 from django.conf import settings
 
 from emergencies.detector import emergency_detect
+from emergencies.home_address import address_coverage
 
 CORPUS = Path(settings.BASE_DIR) / "evals" / "emergencies"
 SPLITS = ("train", "dev", "test", "blind", "regression")
@@ -93,4 +94,25 @@ def emergencies_measure(
         "confusion": {f"{truth} -> {said}": n for (truth, said), n in sorted(confusion.items())},
         "misses": misses,
         "false_alarms": false_alarms,
+        "addresses": addresses_measure(rows),
+    }
+
+
+def addresses_measure(rows: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """How much of each labelled address (``provenance.address``) the address
+    patterns take out: whole (95% of its letters and digits or more), in part,
+    not at all, and the share of all their letters and digits."""
+    shares = [
+        address_coverage(row["text"], row["provenance"]["address"])
+        for row in rows
+        if isinstance(row.get("provenance"), dict) and row["provenance"].get("address")
+    ]
+    if not shares:
+        return None
+    return {
+        "n": len(shares),
+        "whole": sum(share >= 0.95 for share in shares),
+        "in_part": sum(0 < share < 0.95 for share in shares),
+        "not_at_all": sum(share == 0 for share in shares),
+        "mean_share": round(sum(shares) / len(shares), 3),
     }

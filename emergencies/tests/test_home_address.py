@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from emergencies.home_address import address_remove
+from emergencies.home_address import address_coverage, address_remove
 from emergencies.matching import emergency_match
+from emergencies.measure import addresses_measure
 
 # (message, the address in it) in each country's and language's own format,
 # on streets named after water, fire and forges.
@@ -57,3 +58,23 @@ def test_a_one_word_rule_does_not_fire_on_a_street_named_after_the_hazard():
     assert emergency_match("14 Flood Court: the kitchen is flooding", organization_id=None, country="US").category == (
         "flooding"
     )
+
+
+def test_coverage_measures_how_much_of_a_labelled_address_is_taken_out():
+    assert address_coverage("tap drips, 12 Flood Street LS1 4AB", "12 Flood Street LS1 4AB") == 1.0
+    assert address_coverage("tap drips, Rose Cottage, Little Wenham", "Rose Cottage, Little Wenham") == 0.0
+    assert 0 < address_coverage("tap drips, 12 Flood Street, Leeds", "12 Flood Street, Leeds") < 1
+    with pytest.raises(ValueError):
+        address_coverage("tap drips", "12 Flood Street")
+
+
+def test_measuring_reports_the_labelled_addresses_whole_in_part_and_missed():
+    rows = [
+        {"text": "tap drips, 12 Flood Street LS1 4AB", "provenance": {"address": "12 Flood Street LS1 4AB"}},
+        {"text": "tap drips, 12 Flood Street, Leeds", "provenance": {"address": "12 Flood Street, Leeds"}},
+        {"text": "tap drips, Rose Cottage", "provenance": {"address": "Rose Cottage"}},
+        {"text": "tap drips", "provenance": {}},
+    ]
+    found = addresses_measure(rows)
+    assert (found["n"], found["whole"], found["in_part"], found["not_at_all"]) == (3, 1, 1, 1)
+    assert addresses_measure(rows[3:]) is None

@@ -63,6 +63,12 @@ class Command(BaseCommand):
             for key, value in report[title].items():
                 rate = "-" if value["rate"] is None else value["rate"]
                 out(f"    {key:32s} {value['hit']:4d}/{value['n']:<4d} {rate}")
+        if report["addresses"]:
+            found = report["addresses"]
+            out(
+                f"  labelled addresses taken out: whole {found['whole']}, in part {found['in_part']}, "
+                f"not at all {found['not_at_all']} of {found['n']} ({found['mean_share']:.0%} of their characters)"
+            )
         out("  confusion (truth -> decided):")
         for key, n in report["confusion"].items():
             out(f"    {key:40s} {n}")
