@@ -35,9 +35,27 @@ _EN_TYPES = (
     "|quay|circle|cir|highway|hwy|parkway|pkwy|pike|trail|alley|estate|heights|view"
 )
 _EN_UNIT = r"(?:(?:flat|apt|apartment|unit|suite|no\.?|#)\s*\w{1,4}[,.]?\s+)?"
-_EN_TAIL = r"(?:,?\s*(?:[A-Z]{2}\s+)?\d{5}(?:-\d{4})?\b)?"
+_POSTCODE_AFTER = (  # any country's postcode, where it follows an address
+    r"(?:[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|(?:[AC-FHKNPRTV-Y]\d{2}|D6W)\s?[0-9A-Z]{4}"
+    r"|(?:[A-Z]{2}\s+)?\d{5}(?:-\d{4})?|\d{2}-\d{3}|\d{4}-\d{3}|\d{6})\b"
+)
+# After an address: a flat, a town of capitalised words ("Leeds", "Dublin 8")
+# where a postcode or the end of a sentence follows it, and a postcode.
+_TOWN = r"(?-i:[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2})(?:\s+\d{1,2}\b)?"
+_TAIL = (
+    r"(?:,?\s*(?:flat|apt|apartment|unit|suite|#)\s*\w{1,4}\b)?"
+    rf"(?:,\s*{_TOWN}(?=\s*(?:[.,!?;:\-]|$|{_POSTCODE_AFTER})))?"
+    rf"(?:,?\s*{_POSTCODE_AFTER}(?:\s+{_TOWN}(?=\s*(?:[.,!?;:\-]|$)))?)?"
+)
 _ENGLISH = re.compile(
-    rf"\b{_EN_UNIT}(?P<number>{_NUMBER}),?\s+(?P<name>(?:{_NAME}\s+){{0,2}}{_NAME})\s+(?:{_EN_TYPES})\b\.?{_EN_TAIL}",
+    rf"\b{_EN_UNIT}(?P<number>{_NUMBER}),?\s+(?P<name>(?:{_NAME}\s+){{0,2}}{_NAME})\s+(?:{_EN_TYPES})\b\.?{_TAIL}",
+    re.IGNORECASE,
+)
+# A street named without a number, in capitals as on the sign ("on Flood Street").
+_EN_NAMED = re.compile(
+    r"(?-i:\b(?P<name>(?:[A-Z][\w'’\-]+\s+){0,2}[A-Z][\w'’\-]+)\s+"
+    r"(?:Street|St|Road|Rd|Lane|Ln|Avenue|Ave|Drive|Close|Court|Terrace|Grove|Crescent|Way|Boulevard|Blvd"
+    r"|Square|Gardens|Mews|Parade|Place|Row|Walk)\b)\.?" + _TAIL,
     re.IGNORECASE,
 )
 
@@ -59,7 +77,7 @@ _FLAT_PARTS = (
 )
 _TYPE_FIRST_RE = re.compile(
     rf"(?<![\w-])(?:{_TYPE_FIRST})\s*{_CONNECTORS}(?P<name>(?:{_NAME}\s+){{0,2}}{_NAME}),?\s*{_NUMBER_MARK}"
-    rf"(?P<number>{_NUMBER})\b{_FLAT_PARTS}(?:,?\s*\d{{2}}-?\d{{3}}\b|,?\s*\d{{4}}-\d{{3}}\b|,?\s*\d{{5,6}}\b)?",
+    rf"(?P<number>{_NUMBER})\b{_FLAT_PARTS}{_TAIL}",
     re.IGNORECASE,
 )
 
@@ -91,7 +109,8 @@ def _is_address(match: re.Match[str]) -> bool:
 
 def address_spans(text: str) -> list[tuple[int, int]]:
     """Where ``text`` gives an address or a postcode, as (start, end) pairs."""
-    spans = [m.span() for pattern in (_ENGLISH, _TYPE_FIRST_RE) for m in pattern.finditer(text) if _is_address(m)]
+    patterns = (_ENGLISH, _EN_NAMED, _TYPE_FIRST_RE)
+    spans = [m.span() for pattern in patterns for m in pattern.finditer(text) if _is_address(m)]
     spans += [m.span() for m in _POSTCODES.finditer(text)]
     return sorted(spans)
 
