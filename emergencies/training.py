@@ -43,7 +43,6 @@ import numpy as np
 
 from emergencies.addresses import TRAINING_STREETS, address_add
 from emergencies.classifier import FORMAT, NGRAM_SIZES, Classifier, arrays_digest, character_ngrams
-from emergencies.home_address import address_remove
 from emergencies.models import EMERGENCY_CATEGORIES
 
 LANGUAGES = ["en", "pl", "es", "pt", "ro"]
@@ -132,8 +131,7 @@ def classifier_train(
     *, paths: Sequence[Path], embed: Callable[[list[str]], np.ndarray], embedding_model: str
 ) -> dict[str, Any]:
     """The artefact (a JSON-ready dict) trained on the rows of ``paths``."""
-    # Read as the detector reads a message: with the home address taken out.
-    rows = [{**row, "text": address_remove(row["text"])} for row in rows_with_addresses(rows_read(paths))]
+    rows = rows_with_addresses(rows_read(paths))
     vectors = embed([row["text"] for row in rows])
     mean = vectors.mean(axis=0)
     scale = vectors.std(axis=0)
