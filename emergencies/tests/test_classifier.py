@@ -89,6 +89,17 @@ def test_an_artefact_of_another_format_pieces_or_arrays_is_refused(tmp_path):
         classifier_load(tmp_path / "foreign.json", embed=lambda texts: np.zeros((len(texts), 384)))
 
 
+# Answers to "which flat are you in?": a retraining that stopped learning
+# addresses as written once made "flat 2" an alert (docs/emergencies.md).
+FLAT_ANSWERS = ["flat 2", "Flat 12", "apt 4", "it's flat 3", "number 14", "22b"]
+
+
+def test_a_flat_number_alone_is_not_an_emergency():
+    scores = classifier_get().score_many(FLAT_ANSWERS)
+    alert = classifier_get().thresholds["standard"]["alert"]
+    assert [text for text, score in zip(FLAT_ANSWERS, scores, strict=True) if score.emergency >= alert] == []
+
+
 def test_the_shipped_artefact_was_never_trained_on_judged_splits():
     shipped = json.loads(Path(settings.EMERGENCY_CLASSIFIER_PATH).read_text())
     assert not {"dev.jsonl", "test.jsonl"} & set(shipped["trained_on"])
