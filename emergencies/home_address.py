@@ -12,7 +12,9 @@ either stage reads the message:
 - a street type, a name and a number, as Polish, Spanish, Portuguese and
   Romanian write them ("ul. Wodna 3/14", "C/ de la Fuente 12, 3º B",
   "Rua do Poço, 45, 2º Esq", "Str. Izvorului nr. 7, bl. A2, ap. 14");
-- postcodes of the five countries' formats (UK, Eircode, Polish, Portuguese).
+- a street named in capitals without a number ("on Smokehouse Lane");
+- after any of these, a flat, a town and a postcode; and UK, Irish, Polish and
+  Portuguese postcodes wherever they stand.
 
 A span whose "name" holds an ordinary word of a sentence ("2 pipes burst in the
 street", "la calle esta inundada 3 dias") is not an address and stays: the
@@ -34,16 +36,18 @@ _EN_TYPES = (
     "|cres|way|boulevard|blvd|square|sq|gardens|gdns|row|hill|mews|walk|parade|park|green|rise|vale|wharf"
     "|quay|circle|cir|highway|hwy|parkway|pkwy|pike|trail|alley|estate|heights|view"
 )
-_EN_UNIT = r"(?:(?:flat|apt|apartment|unit|suite|no\.?|#)\s*\w{1,4}[,.]?\s+)?"
-_POSTCODE_AFTER = (  # any country's postcode, where it follows an address
-    r"(?:[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|(?:[AC-FHKNPRTV-Y]\d{2}|D6W)\s?[0-9A-Z]{4}"
-    r"|(?:[A-Z]{2}\s+)?\d{5}(?:-\d{4})?|\d{2}-\d{3}|\d{4}-\d{3}|\d{6})\b"
-)
+_UNIT = r"(?:flat|apt|apartment|unit|suite|#)\s*\w{1,4}"
+_EN_UNIT = rf"(?:(?:{_UNIT}|no\.?\s*\w{{1,4}})[,.]?\s+)?"
+_UK = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
+_EIRCODE = r"(?:[AC-FHKNPRTV-Y]\d{2}|D6W)\s?[0-9A-Z]{4}"
+_PL_PT = r"\d{2}-\d{3}|\d{4}-\d{3}"
+# Any country's postcode where it follows an address (a bare number is one only there).
+_POSTCODE_AFTER = rf"(?:{_UK}|{_EIRCODE}|(?:[A-Z]{{2}}\s+)?\d{{5}}(?:-\d{{4}})?|{_PL_PT}|\d{{6}})\b"
 # After an address: a flat, a town of capitalised words ("Leeds", "Dublin 8")
 # where a postcode or the end of a sentence follows it, and a postcode.
 _TOWN = r"(?-i:[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2})(?:\s+\d{1,2}\b)?"
 _TAIL = (
-    r"(?:,?\s*(?:flat|apt|apartment|unit|suite|#)\s*\w{1,4}\b)?"
+    rf"(?:,?\s*{_UNIT}\b)?"
     rf"(?:,\s*{_TOWN}(?=\s*(?:[.,!?;:\-]|$|{_POSTCODE_AFTER})))?"
     rf"(?:,?\s*{_POSTCODE_AFTER}(?:\s+{_TOWN}(?=\s*(?:[.,!?;:\-]|$)))?)?"
 )
@@ -81,11 +85,8 @@ _TYPE_FIRST_RE = re.compile(
     re.IGNORECASE,
 )
 
-_POSTCODES = re.compile(
-    r"\b[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}\b"  # UK
-    r"|\b(?:[AC-FHKNPRTV-Y]\d{2}|D6W)\s?[0-9A-Z]{4}\b"  # Eircode
-    r"|\b\d{2}-\d{3}\b|\b\d{4}-\d{3}\b"  # Polish, Portuguese
-)
+# Postcodes that are one wherever they stand (case kept: "co2 2am" is none).
+_POSTCODES = re.compile(rf"\b(?:{_UK}|{_EIRCODE}|{_PL_PT})\b")
 
 # Words of a sentence that no street name is made of: if the "name" holds one,
 # the span is a sentence ("3 floods in the street"), not an address.
