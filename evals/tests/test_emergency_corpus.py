@@ -29,6 +29,7 @@ FROZEN = {
     "blind/batch-011.jsonl": "301681e2036a5d1342c7a32fe93fa89c9d29818815e0f2681871f8d4b8f78dd9",
     "blind/batch-012.jsonl": "5cd22772cb73e59b781387aec23273883bffe96b62aa71028c39ae3ce42097f7",
     "blind/batch-013.jsonl": "b62d54bf9c12f7973f8388ba5a32da85ee56fcff2cca34650c9bfab13677dccf",
+    "blind/batch-014.jsonl": "7d136b02b5c3d868c15b7bbfc4cf99504b0eca59a59a5b1737a8a5a449581e07",
 }
 FIELDS = {
     "id",
