@@ -27,16 +27,22 @@ from __future__ import annotations
 
 import re
 
-_NAME = r"[^\W\d_][\w'’.\-]*"
+_NAME = r"(?:[^\W\d_][\w'’.\-]*|\d{1,3}(?:st|nd|rd|th))"  # a word, or an ordinal ("W 180th St")
 _NUMBER = r"\d{1,4}[a-z]?"
 
 # A number, a name and a street type (English; the type ends the span).
 _EN_TYPES = (
     "street|st|road|rd|lane|ln|avenue|ave|av|drive|dr|close|court|ct|terrace|tce|grove|place|pl|crescent"
     "|cres|way|boulevard|blvd|square|sq|gardens|gdns|row|hill|mews|walk|parade|park|green|rise|vale|wharf"
-    "|quay|circle|cir|highway|hwy|parkway|pkwy|pike|trail|alley|estate|heights|view"
+    "|quay|circle|cir|highway|hwy|parkway|pkwy|pike|trail|alley|estate|heights|view|lawns|end|broadway|yard"
+    "|meadows?|grange|croft"
 )
-_UNIT = r"(?:flat|apt|apartment|unit|suite|#)\s*\w{1,4}"
+# A flat, a room or a floor, in the five languages ("Flat 5", "apto 4D", "Mieszkanie 9", "ap. 14", "2nd floor").
+_UNIT_WORDS = (
+    r"flat|apartamentul|apartamento|apartament|apartment|apto\.?|apt|ap\.|unit|suite|room|#|mieszkanie"
+    r"|pok[oó]j|lokal|piso|depto\.?|departamento"
+)
+_UNIT = rf"(?:(?:{_UNIT_WORDS})\s*(?:nr\.?\s*|no\.?\s*)?\w{{1,4}}|\d{{1,2}}(?:st|nd|rd|th)\s+floor)"
 _EN_UNIT = rf"(?:(?:{_UNIT}|no\.?\s*\w{{1,4}})[,.]?\s+)?"
 _UK = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
 _EIRCODE = r"(?:[AC-FHKNPRTV-Y]\d{2}|D6W)\s?[0-9A-Z]{4}"
@@ -45,7 +51,7 @@ _PL_PT = r"\d{2}-\d{3}|\d{4}-\d{3}"
 _POSTCODE_AFTER = rf"(?:{_UK}|{_EIRCODE}|(?:[A-Z]{{2}}\s+)?\d{{5}}(?:-\d{{4}})?|{_PL_PT}|\d{{6}})\b"
 # After an address: a flat, a town of capitalised words ("Leeds", "Dublin 8")
 # where a postcode or the end of a sentence follows it, and a postcode.
-_TOWN = r"(?-i:[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2})(?:\s+\d{1,2}\b)?"
+_TOWN = r"(?-i:(?:Co\.?\s+)?[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){0,2})(?:\s+\d{1,2}\b)?"
 _TAIL = (
     rf"(?:,?\s*{_UNIT}\b)?"
     rf"(?:,\s*{_TOWN}(?=\s*(?:[.,!?;:\-]|$|{_POSTCODE_AFTER})))?"
@@ -80,8 +86,15 @@ _FLAT_PARTS = (
     r"\s*\w{1,4})*"
 )
 _TYPE_FIRST_RE = re.compile(
-    rf"(?<![\w-])(?:{_TYPE_FIRST})\s*{_CONNECTORS}(?P<name>(?:{_NAME}\s+){{0,2}}{_NAME}),?\s*{_NUMBER_MARK}"
+    rf"(?<![\w-])(?:{_TYPE_FIRST})(?:(?<=[./])|\b)\s*{_CONNECTORS}(?P<name>(?:{_NAME}\s+){{0,2}}{_NAME}),?\s*{_NUMBER_MARK}"
     rf"(?P<number>{_NUMBER})\b{_FLAT_PARTS}{_TAIL}",
+    re.IGNORECASE,
+)
+
+# Before an address: a flat and the building's name ("Flat 14, The Old Fire
+# Station, Windmill Lane"), taken only where an address follows at once.
+_LEAD = re.compile(
+    rf"(?<![\w-]){_UNIT}\b[,.]?\s*(?:(?-i:(?:The\s+)?[A-Z][\w'’\-]+(?:\s+[A-Z][\w'’\-]+){{0,3}}),\s*)?",
     re.IGNORECASE,
 )
 
@@ -104,8 +117,12 @@ _SENTENCE_WORDS = frozenset(
 )
 
 
+_COMPASS = frozenset("N S E W NE NW SE SW".split())  # "560 W 180th St", in capitals only
+
+
 def _is_address(match: re.Match[str]) -> bool:
-    return not any(word.casefold() in _SENTENCE_WORDS for word in match.group("name").split())
+    words = [word for word in match.group("name").split() if word not in _COMPASS]
+    return not any(word.casefold() in _SENTENCE_WORDS for word in words)
 
 
 def address_spans(text: str) -> list[tuple[int, int]]:
@@ -113,6 +130,8 @@ def address_spans(text: str) -> list[tuple[int, int]]:
     patterns = (_ENGLISH, _EN_NAMED, _TYPE_FIRST_RE)
     spans = [m.span() for pattern in patterns for m in pattern.finditer(text) if _is_address(m)]
     spans += [m.span() for m in _POSTCODES.finditer(text)]
+    starts = [start for start, _ in spans]
+    spans += [m.span() for m in _LEAD.finditer(text) if any(m.start() < s <= m.end() for s in starts)]
     return sorted(spans)
 
 
