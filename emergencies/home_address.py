@@ -117,7 +117,7 @@ _SENTENCE_WORDS = frozenset(
 )
 
 
-_COMPASS = frozenset("N S E W NE NW SE SW".split())  # "560 W 180th St", in capitals only
+_COMPASS = frozenset(["N", "S", "E", "W", "NE", "NW", "SE", "SW"])  # "560 W 180th St", in capitals only
 
 
 def _is_address(match: re.Match[str]) -> bool:

@@ -24,7 +24,10 @@ ADDRESSES = [
     ("Rua do Poço, 45, 2º Esq, 1200-001 Lisboa - a sanita não descarrega", "Rua do Poço, 45, 2º Esq, 1200-001 Lisboa"),
     ("Str. Izvorului nr. 7, bl. A2, ap. 14 - nu merge interfonul", "Str. Izvorului nr. 7, bl. A2, ap. 14"),
     # a flat and a building's name before the street, in the tenant's language
-    ("Flat 14, The Old Fire Station, Windmill Lane, E1 6AB: the lock sticks", "Flat 14, The Old Fire Station, Windmill Lane, E1 6AB"),
+    (
+        "Flat 14, The Old Fire Station, Windmill Lane, E1 6AB: the lock sticks",
+        "Flat 14, The Old Fire Station, Windmill Lane, E1 6AB",
+    ),
     ("Mieszkanie 9, 112 Well Road - kran cieknie", "Mieszkanie 9, 112 Well Road"),
     ("el grifo gotea, apto 4D, 560 W 180th St, NY 10033", "apto 4D, 560 W 180th St, NY 10033"),
     ("7 Millbrook Lawns, Tallaght, D24 K2W8 - the blind is stuck", "7 Millbrook Lawns, Tallaght, D24 K2W8"),
