@@ -30,6 +30,7 @@ FROZEN = {
     "blind/batch-012.jsonl": "5cd22772cb73e59b781387aec23273883bffe96b62aa71028c39ae3ce42097f7",
     "blind/batch-013.jsonl": "b62d54bf9c12f7973f8388ba5a32da85ee56fcff2cca34650c9bfab13677dccf",
     "blind/batch-014.jsonl": "7d136b02b5c3d868c15b7bbfc4cf99504b0eca59a59a5b1737a8a5a449581e07",
+    "blind/batch-015.jsonl": "2f95c16c48308729ab2c2ea0a959f76a42c1de702c88c8654ac7991e681e4200",
 }
 FIELDS = {
     "id",

@@ -153,9 +153,11 @@ def test_five_simultaneous_deliveries_and_a_burst_of_ten_get_one_reply_each(home
         wait_for(lambda: len(replies_to(PHONE)) == 1, timeout=60, message="one reply to the duplicate")
         assert Message.objects.filter(provider_sid=duplicate["MessageSid"]).count() == 1
 
-        # Ten messages from one tenant within a second: one turn, in order.
+        # Ten messages from one tenant within a second: one turn, in order. Words
+        # far from the emergency line: an alert would add a safety text ("part 8"
+        # scored 0.55 once: "part" is in "apartment", docs/emergencies.md).
         scripted_queue(phone=PHONE, calls=[call("respond", message="Got all of that, thanks.")])
-        burst = [inbound_params(phone=PHONE, to=ORG_NUMBER, body=f"part {n}") for n in range(10)]
+        burst = [inbound_params(phone=PHONE, to=ORG_NUMBER, body=f"note {n}") for n in range(10)]
         for params in burst:
             assert deliver_concurrently([params]) == [200]
         wait_for(lambda: len(replies_to(PHONE)) == 2, timeout=60, message="one reply to the burst")
