@@ -13,8 +13,9 @@ either stage reads the message:
   Romanian write them ("ul. Wodna 3/14", "C/ de la Fuente 12, 3º B",
   "Rua do Poço, 45, 2º Esq", "Str. Izvorului nr. 7, bl. A2, ap. 14");
 - a street named in capitals without a number ("on Smokehouse Lane");
-- after any of these, a flat, a town and a postcode; and UK, Irish, Polish and
-  Portuguese postcodes wherever they stand.
+- after any of these, a flat, a town and a postcode; before any of them, a flat
+  and a building's name ("Flat 14, The Old Fire Station, Windmill Lane"); and
+  UK, Irish, Polish and Portuguese postcodes wherever they stand.
 
 A span whose "name" holds an ordinary word of a sentence ("2 pipes burst in the
 street", "la calle esta inundada 3 dias") is not an address and stays: the
