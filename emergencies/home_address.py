@@ -38,12 +38,13 @@ _EN_TYPES = (
     "|quay|circle|cir|highway|hwy|parkway|pkwy|pike|trail|alley|estate|heights|view|lawns|end|broadway|yard"
     "|meadows?|grange|croft"
 )
-# A flat, a room or a floor, in the five languages ("Flat 5", "apto 4D", "Mieszkanie 9", "ap. 14", "2nd floor").
+# A flat, a room or a floor, in the five languages ("Flat 5", "apto 4D", "Mieszkanie 9", "ap. 14", "2nd floor");
+# the word whole ("Flat4B", not "flatmate").
 _UNIT_WORDS = (
     r"flat|apartamentul|apartamento|apartament|apartment|apto\.?|apt|ap\.|unit|suite|room|#|mieszkanie"
     r"|pok[oó]j|lokal|piso|depto\.?|departamento"
 )
-_UNIT = rf"(?:(?:{_UNIT_WORDS})\s*(?:nr\.?\s*|no\.?\s*)?\w{{1,4}}|\d{{1,2}}(?:st|nd|rd|th)\s+floor)"
+_UNIT = rf"(?:(?:{_UNIT_WORDS})(?![^\W\d_])\s*(?:nr\.?\s*|no\.?\s*)?\w{{1,4}}|\d{{1,2}}(?:st|nd|rd|th)\s+floor)"
 _EN_UNIT = rf"(?:(?:{_UNIT}|no\.?\s*\w{{1,4}})[,.]?\s+)?"
 _UK = r"[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}"
 _EIRCODE = r"(?:[AC-FHKNPRTV-Y]\d{2}|D6W)\s?[0-9A-Z]{4}"
