@@ -63,6 +63,9 @@ class Conversation(models.Model):
     gathering_started_at = models.DateTimeField(null=True, blank=True)
     # Set by the emergency keyword path; the turn engine treats the report as an emergency.
     emergency_category = models.CharField(max_length=32, blank=True)
+    emergency_alerted_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the conversation's latest emergency alert was raised; empty when never."
+    )
     # ISO 639-1 code guessed from the tenant's own words; the texts the product
     # writes itself (not the model) use it.
     language = models.CharField(max_length=8, blank=True, default="", db_default="")

@@ -107,8 +107,10 @@ def _alert_create(
             score=score,
             model_version=model_version,
         )
-        Conversation.objects.filter(pk=conversation.pk).update(emergency_category=category)
-        conversation.emergency_category = category
+        Conversation.objects.filter(pk=conversation.pk).update(
+            emergency_category=category, emergency_alerted_at=alert.created_at
+        )
+        conversation.emergency_category, conversation.emergency_alerted_at = category, alert.created_at
         organization = conversation.organization
         if organization.emergency_contact_phone:
             outbound_text_queue(

@@ -166,6 +166,9 @@ def _time_travel(organization: Organization, delta) -> None:
     Conversation.objects.filter(organization=organization, gathering_started_at__isnull=False).update(
         gathering_started_at=F("gathering_started_at") - delta
     )
+    Conversation.objects.filter(organization=organization, emergency_alerted_at__isnull=False).update(
+        emergency_alerted_at=F("emergency_alerted_at") - delta
+    )
     EmergencyAlert.objects.filter(organization=organization).update(created_at=F("created_at") - delta)
 
 

@@ -67,8 +67,12 @@ REPORT_NOTE = (
 
 def live_alerts(conversation: Conversation) -> QuerySet[EmergencyAlert]:
     """The conversation's alerts that still stand: recent (within the report
-    window, ``GATHERING_STALE_HOURS``) and not dismissed by the model check."""
+    window, ``GATHERING_STALE_HOURS``) and not dismissed by the model check.
+    Empty, without a query, when the conversation's latest alert is older."""
     since = timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
+    alerted = conversation.emergency_alerted_at
+    if alerted is None or alerted < since:
+        return EmergencyAlert.objects.none()
     return conversation.emergency_alerts.filter(created_at__gte=since).exclude(status=EmergencyAlert.Status.DISMISSED)
 
 
@@ -296,8 +300,8 @@ def emergency_escalate(*, conversation: Conversation, reason: str, category: str
 
 def emergency_report_note(conversation: Conversation) -> str | None:
     """What the model is told while an emergency report is open."""
-    if not emergency_report_live(conversation):
-        return None
+    if not conversation.emergency_category and conversation.gathering_state != GatheringState.ISSUE_CREATED:
+        return None  # no report (emergency_report_live), and no query
     issue = emergency_issue_find(conversation=conversation)
     if issue is None:
         return None

@@ -242,3 +242,45 @@ def test_a_dismissal_without_the_new_fields_keeps_the_issue_urgent(home, tenant_
     emergency_validate(alert_id=EmergencyAlert.objects.get().pk)
     assert Issue.objects.get().urgency == "urgent"  # the cautious side
     assert "not treating it as an emergency" in assistant_replies()[-1]
+
+
+def test_the_alert_stamps_the_conversation_and_an_old_one_stops_the_report(home, tenant_says, settings):
+    """The conversation keeps its latest alert's time: a report is looked for
+    only within the window, and a turn of a conversation never alerted makes
+    no query for it."""
+    from datetime import timedelta
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from orchestration.emergency_reports import emergency_issue_find
+
+    tenant_says("I can smell gas in the kitchen", model=[call("respond", message="Please leave the flat now.")])
+    conversation = conversation_for()
+    alert = EmergencyAlert.objects.get()
+    assert conversation.emergency_alerted_at == alert.created_at
+    assert emergency_issue_find(conversation=conversation) == Issue.objects.get()
+
+    conversation.emergency_alerted_at -= timedelta(hours=settings.GATHERING_STALE_HOURS, minutes=1)
+    with CaptureQueriesContext(connection) as captured:
+        assert emergency_issue_find(conversation=conversation) is None
+    assert not captured.captured_queries
+
+
+def test_the_backfill_gives_each_alerted_conversation_its_latest_alert(home, tenant_says):
+    import importlib
+    from datetime import timedelta
+
+    from django.apps import apps
+
+    migration = importlib.import_module("emergencies.migrations.0006_backfill_conversation_emergency_alerted_at")
+    tenant_says("I can smell gas in the kitchen", model=[call("respond", message="Please leave the flat now.")])
+    tenant_says("there is smoke coming from the socket", model=[call("respond", message="Switch off at the fuse box.")])
+    first, latest = EmergencyAlert.objects.order_by("created_at")
+    EmergencyAlert.objects.filter(pk=first.pk).update(created_at=latest.created_at - timedelta(minutes=5))
+    tenant_says("the tap drips", phone=UNKNOWN, model=[call("respond", message="Which tap?")])
+    Conversation.objects.update(emergency_alerted_at=None)
+
+    migration.backfill(apps, None)
+    assert conversation_for().emergency_alerted_at == latest.created_at
+    assert conversation_for(UNKNOWN).emergency_alerted_at is None

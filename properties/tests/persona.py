@@ -180,6 +180,7 @@ def world_build(name: str, *, phone_prefix: str) -> World:
         status=EmergencyAlert.Status.CONFIRMED,
         validation_reasoning="Active leak through a ceiling.",
     )
+    Conversation.objects.filter(pk=conversation.pk).update(emergency_alerted_at=alert.created_at)
     emergency = IssueFactory.create(
         organization=organization,
         property=property,
