@@ -32,6 +32,7 @@ FROZEN = {
     "blind/batch-014.jsonl": "7d136b02b5c3d868c15b7bbfc4cf99504b0eca59a59a5b1737a8a5a449581e07",
     "blind/batch-015.jsonl": "2f95c16c48308729ab2c2ea0a959f76a42c1de702c88c8654ac7991e681e4200",
     "blind/batch-016.jsonl": "1882164fc6658d21b08228ccf3341d5174eff0a8b8c71e2a007739ce99482fa0",
+    "blind/batch-017.jsonl": "800c1a265cad6999fd0e3145d16c4bde50677f0e74c02996b8be1369e1ac19bb",
 }
 FIELDS = {
     "id",
