@@ -458,11 +458,23 @@ SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 0.7)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 0.3)
 SEARCH_VECTOR_CANDIDATES = env_int("SEARCH_VECTOR_CANDIDATES", 20)
 SEARCH_KEYWORD_CANDIDATES = env_int("SEARCH_KEYWORD_CANDIDATES", 20)
-# HNSW candidate list (pgvector hnsw.ef_search); must be >= SEARCH_VECTOR_CANDIDATES.
-SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 64)
+# HNSW candidate list (pgvector hnsw.ef_search); must be >= SEARCH_VECTOR_CANDIDATES. Only
+# scopes above SEARCH_EXACT_SCAN_MAX_CHUNKS walk HNSW: on an organization's own index, recall@20
+# 0.905 at 64, 0.952 at 200, 0.977 at 400 for about 1 ms more (docs/benchmarks.md).
+SEARCH_HNSW_EF_SEARCH = env_int("SEARCH_HNSW_EF_SEARCH", 400)
 # A tenant's scope of at most this many chunks is scanned exactly instead of through HNSW
 # (exact results; about 2-3 us a chunk once vectors are stored in the row, docs/benchmarks.md).
 SEARCH_EXACT_SCAN_MAX_CHUNKS = env_int("SEARCH_EXACT_SCAN_MAX_CHUNKS", 5000)
+# An organization with at least this many chunks gets an HNSW index of its own
+# (retrieval/partial_indexes.py), kept in step by beat every SEARCH_PARTIAL_INDEX_SYNC_SECONDS
+# and by `manage.py retrieval_partial_indexes`; 0 turns them off (and drops them). Only a
+# scope above SEARCH_EXACT_SCAN_MAX_CHUNKS walks HNSW, so by default the two are the same.
+SEARCH_PARTIAL_INDEX_MIN_CHUNKS = env_int("SEARCH_PARTIAL_INDEX_MIN_CHUNKS", SEARCH_EXACT_SCAN_MAX_CHUNKS)
+SEARCH_PARTIAL_INDEX_SYNC_SECONDS = env_int("SEARCH_PARTIAL_INDEX_SYNC_SECONDS", 3600)
+CELERY_BEAT_SCHEDULE["retrieval-partial-indexes-sync"] = {
+    "task": tasks.RETRIEVAL_PARTIAL_INDEXES_SYNC,
+    "schedule": float(SEARCH_PARTIAL_INDEX_SYNC_SECONDS),
+}
 # The keyword leg matches the words on a scope of at most this many chunks itself;
 # a larger one asks the word index (chunk_search_words).
 SEARCH_KEYWORD_SCAN_MAX_CHUNKS = env_int("SEARCH_KEYWORD_SCAN_MAX_CHUNKS", 1000)

@@ -32,6 +32,7 @@ EMERGENCY_SWEEP = "emergency.sweep"
 # Retrieval (retrieval/tasks.py)
 RETRIEVAL_EMBED_DOCUMENT = "retrieval.embed_document"
 RETRIEVAL_REQUEUE_PENDING = "retrieval.requeue_pending"
+RETRIEVAL_PARTIAL_INDEXES_SYNC = "retrieval.partial_indexes_sync"
 # Evaluations (evals/tasks.py)
 EVALS_RETRIEVAL = "evals.retrieval"
 EVALS_JUDGE = "evals.judge"

@@ -8,9 +8,11 @@ organization's. Both legs carry the same scope filter.
 * Vector leg: cosine distance between the query embedding and the chunk
   embeddings (``<=>``). A scope of at most ``SEARCH_EXACT_SCAN_MAX_CHUNKS``
   chunks is scanned exactly through the ``chunk_scope`` index (faster than
-  HNSW behind a selective filter, and exact); a larger one walks the HNSW
-  index ``chunk_embedding_hnsw`` with pgvector's iterative scan, so the filter
-  cannot empty the candidate list. benchmarks/retrieval_scale.py measures both.
+  HNSW behind a selective filter, and exact); a larger one walks HNSW with
+  pgvector's iterative scan, so the filter cannot empty the candidate list:
+  the organization's own index where it has one (``retrieval.partial_indexes``;
+  the planner picks it because the query names the organization), else the
+  table-wide ``chunk_embedding_hnsw``. benchmarks/retrieval_scale.py measures both.
   Only chunks embedded by the configured model (``Document.embedding_model``)
   take part: after ``EMBEDDING_BACKEND`` changes, documents not yet
   re-ingested are left to the keyword leg rather than compared across models.

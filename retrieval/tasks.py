@@ -5,8 +5,9 @@ from __future__ import annotations
 from celery import shared_task
 from django.conf import settings
 
-from config.tasks import RETRIEVAL_EMBED_DOCUMENT, RETRIEVAL_REQUEUE_PENDING
+from config.tasks import RETRIEVAL_EMBED_DOCUMENT, RETRIEVAL_PARTIAL_INDEXES_SYNC, RETRIEVAL_REQUEUE_PENDING
 from retrieval.embeddings import EmbeddingUnavailable
+from retrieval.partial_indexes import partial_indexes_sync
 from retrieval.services import document_embed, document_pending_requeue
 
 
@@ -26,3 +27,10 @@ def embed_document(document_id: int) -> None:
 def requeue_pending() -> int:
     """Beat: documents whose embedding task was lost are queued again."""
     return document_pending_requeue(older_than_seconds=settings.EMBEDDING_REQUEUE_AFTER_SECONDS)
+
+
+@shared_task(name=RETRIEVAL_PARTIAL_INDEXES_SYNC)
+def partial_indexes_keep() -> dict[str, list[int]]:
+    """Beat: each big organization has its own HNSW index (retrieval/partial_indexes.py)."""
+    result = partial_indexes_sync()
+    return {"built": result.built, "rebuilt": result.rebuilt, "dropped": result.dropped}
