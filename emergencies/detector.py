@@ -11,14 +11,10 @@ the classifier's thresholds from its artefact:
    one-word rule, which names a topic ("my gas bill", "the fire alarm test is
    on Tuesday"), and below the lower ``veto_phrase`` threshold for a phrase or
    pattern rule, which describes something happening ("pali się", "water
-   pouring through"), so standing it down takes more certainty. A built-in
-   rule whose words only ever come right after a negation ("nu scoate
-   scântei", "no smell of gas now"; ``emergencies.negation``) is stood down
-   whatever the score: the classifier decides that message alone.
+   pouring through"), so standing it down takes more certainty.
 3. The classifier alone raises an alert at or above the ``alert`` threshold:
    "there's a rotten egg smell by the cooker", "my 3-week-old and no heating".
-4. Without the classifier (switched off or unavailable) the rules decide alone,
-   negated hits included: without a second stage a false alarm is the safer error.
+4. Without the classifier (switched off or unavailable) the rules decide alone.
 
 The category comes from the rule that fired, else from the classifier; the
 language of the safety text from a non-English rule, else the classifier's
@@ -83,14 +79,9 @@ def emergency_detect(
     if classifier is not None and score is not None:
         thresholds = classifier.thresholds.get(sensitivity) or classifier.thresholds["standard"]
         veto_phrase = thresholds.get("veto_phrase", thresholds["veto"])
-        vetoed = [hit for hit in hits if hit.rule_id in match.denied]  # built-in, only ever named as absent
         if score.emergency < thresholds["veto"]:
-            vetoed += [
-                hit
-                for hit in hits
-                if not hit.own and hit not in vetoed and (score.emergency < veto_phrase or not hit.describes)
-            ]
-        hits = [hit for hit in hits if hit not in vetoed]
+            vetoed = [hit for hit in hits if not hit.own and (score.emergency < veto_phrase or not hit.describes)]
+            hits = [hit for hit in hits if hit not in vetoed]
         if not hits and score.emergency >= thresholds["alert"]:
             return Detection(
                 emergency=True,

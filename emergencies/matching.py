@@ -21,7 +21,6 @@ from django.db.models import Count, Max, Q
 from config.expiring import Expiring
 from emergencies.home_address import address_remove
 from emergencies.models import EmergencyRule
-from emergencies.negation import ABSENCE_CATEGORIES, clauses, denied, holds_negation
 from emergencies.normalise import normalise, without_intensifiers
 
 logger = logging.getLogger(__name__)
@@ -70,9 +69,6 @@ class RuleHit:
 @dataclass
 class Match:
     hits: list[RuleHit]
-    # Built-in hits whose every occurrence is denied ("no smell of gas now"): the detector lets the
-    # classifier decide those messages alone (``emergencies.negation``).
-    denied: frozenset[int] = frozenset()
 
     @property
     def category(self) -> str | None:
@@ -162,45 +158,13 @@ def emergency_match(text: str, *, organization_id: int | None, country: str) -> 
     compiled = _cache.get(key)
     if compiled is None or compiled.version != version:
         compiled = _cache[key] = _compile(organization_id, country, version)
-    addressless = address_remove(text)
-    normalised = normalise(addressless)
+    normalised = normalise(address_remove(text))
+    texts = {normalised, without_intensifiers(normalised)}  # "huele muchisimo a gas" meets "huele a gas"
     hits: list[RuleHit] = []
-    for candidate in _variants(normalised):
+    for candidate in texts:
         if compiled.phrases is not None:
             for found in compiled.phrases.finditer(candidate):
                 hits += compiled.by_phrase[" ".join(found.group(0).split())]
         hits += [hit for pattern, hit in compiled.patterns if pattern.search(candidate)]
     unique = list({hit.rule_id: hit for hit in hits}.values())
-    return Match(hits=unique, denied=_denied(compiled, addressless, unique))
-
-
-def _variants(normalised: str) -> set[str]:
-    return {normalised, without_intensifiers(normalised)}  # "huele muchisimo a gas" meets "huele a gas"
-
-
-def _denied(compiled: _Compiled, text: str, hits: list[RuleHit]) -> frozenset[int]:
-    """The built-in hits (of a hazard that is there when named) found, clause
-    by clause, only right after a negation. A hit found in no single clause
-    (its words span a full stop) is not denied."""
-    candidates = {hit.rule_id for hit in hits if not hit.own and hit.category not in ABSENCE_CATEGORIES}
-    if not candidates:
-        return frozenset()
-    every_one_denied: dict[int, bool] = {}
-
-    def seen(hit: RuleHit, words: list[str], found: re.Match) -> None:
-        if hit.rule_id in candidates:
-            start = len(found.string[: found.start()].split())
-            is_denied = denied(words, start) and not holds_negation(found.group(0))
-            every_one_denied[hit.rule_id] = every_one_denied.get(hit.rule_id, True) and is_denied
-
-    for clause in clauses(text):
-        for candidate in _variants(clause):
-            words = candidate.split()
-            if compiled.phrases is not None:
-                for found in compiled.phrases.finditer(candidate):
-                    for hit in compiled.by_phrase[" ".join(found.group(0).split())]:
-                        seen(hit, words, found)
-            for pattern, hit in compiled.patterns:
-                for found in pattern.finditer(candidate):
-                    seen(hit, words, found)
-    return frozenset(rule_id for rule_id, yes in every_one_denied.items() if yes)
+    return Match(hits=unique)
