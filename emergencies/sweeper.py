@@ -1,5 +1,7 @@
 """Finish emergency work that Redis or a worker lost: messages nobody screened,
-validations still pending and landlord emails not yet sent.
+validations still pending and landlord emails not yet sent; and a
+conversation's alert stamp (``emergency_alerted_at``) that an alert did not
+move.
 
 An alert's lost work is queued again under a lease (``queued_at``), as the
 channel's sweeper does, so a backlog is not multiplied by every sweep; after
@@ -11,10 +13,11 @@ import logging
 from datetime import timedelta
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db.models import F, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_VALIDATE, queue_task
+from conversations.models import Conversation
 from conversations.sweeper import lease_take
 from emergencies.models import EmergencyAlert
 from emergencies.screening import unscreened_screen
@@ -48,4 +51,24 @@ def emergency_sweep() -> dict[str, int]:
             over,
             settings.SWEEP_MAX_REQUEUES,
         )
-    return {"screened": screened, "validate": validate, "notify": notify}
+    return {"screened": screened, "validate": validate, "notify": notify, "stamped": alert_stamps_repair()}
+
+
+def alert_stamps_repair() -> int:
+    """Give each conversation whose latest alert of the report window is later
+    than its ``emergency_alerted_at`` that alert's time: an alert written by a
+    process older than the column (a rolling deploy), or two alerts committed
+    out of order. The turn looks for an emergency report only within
+    ``GATHERING_STALE_HOURS`` of the stamp. Returns how many were moved."""
+    since = timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
+    latest = Subquery(
+        EmergencyAlert.objects.filter(conversation=OuterRef("pk"), created_at__gte=since)
+        .order_by("-created_at")
+        .values("created_at")[:1]
+    )
+    behind = (
+        Conversation.objects.filter(pk__in=EmergencyAlert.objects.filter(created_at__gte=since).values("conversation"))
+        .annotate(latest=latest)
+        .filter(Q(emergency_alerted_at__isnull=True) | Q(emergency_alerted_at__lt=F("latest")))
+    )
+    return Conversation.objects.filter(pk__in=behind.values("pk")).update(emergency_alerted_at=latest)

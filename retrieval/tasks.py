@@ -29,7 +29,9 @@ def requeue_pending() -> int:
     return document_pending_requeue(older_than_seconds=settings.EMBEDDING_REQUEUE_AFTER_SECONDS)
 
 
-@shared_task(name=RETRIEVAL_PARTIAL_INDEXES_SYNC)
+# An index build may outlast the global limits (a killed build leaves an invalid index,
+# rebuilt next time): an hour for all the organizations that need one.
+@shared_task(name=RETRIEVAL_PARTIAL_INDEXES_SYNC, soft_time_limit=3300, time_limit=3600)
 def partial_indexes_keep() -> dict[str, list[int]]:
     """Beat: each big organization has its own HNSW index (retrieval/partial_indexes.py)."""
     result = partial_indexes_sync()

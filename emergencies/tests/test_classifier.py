@@ -62,6 +62,7 @@ def test_retraining_from_the_train_split_reproduces_the_artefact():
     retrained = classifier_train(paths=paths, embed=embed, embedding_model=EMBEDDING_MODEL)
     assert retrained["trained_on"] == shipped["trained_on"], "the artefact is stale: run train_emergency_classifier"
     assert retrained["thresholds"] == shipped["thresholds"]
+    assert retrained["figures"].keys() == shipped["figures"].keys()
     for name, value in shipped["figures"].items():
         assert retrained["figures"][name] == pytest.approx(value, abs=0.005), name
     # The heads agree message by message, not only in the figures.

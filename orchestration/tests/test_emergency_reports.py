@@ -284,3 +284,18 @@ def test_the_backfill_gives_each_alerted_conversation_its_latest_alert(home, ten
     migration.backfill(apps, None)
     assert conversation_for().emergency_alerted_at == latest.created_at
     assert conversation_for(UNKNOWN).emergency_alerted_at is None
+
+
+def test_the_sweeper_gives_a_conversation_the_time_of_an_alert_that_did_not_stamp_it(home, tenant_says):
+    """An alert written by a process older than the column leaves no stamp: the
+    emergency sweep sets it, so the next turn finds the report."""
+    from emergencies.sweeper import alert_stamps_repair
+    from orchestration.emergency_reports import emergency_issue_find
+
+    tenant_says("I can smell gas in the kitchen", model=[call("respond", message="Please leave the flat now.")])
+    Conversation.objects.update(emergency_alerted_at=None)
+    assert emergency_issue_find(conversation=conversation_for()) is None
+    assert alert_stamps_repair() == 1
+    assert conversation_for().emergency_alerted_at == EmergencyAlert.objects.get().created_at
+    assert emergency_issue_find(conversation=conversation_for()) == Issue.objects.get()
+    assert alert_stamps_repair() == 0  # nothing behind any more
