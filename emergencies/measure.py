@@ -34,9 +34,11 @@ def split_paths(split: str, batch: str = "") -> list[Path]:
 
 
 def rows_load(paths: list[Path]) -> list[dict[str, Any]]:
+    """The rows of ``paths``, each with the name of its file (``_file``, "batch-016")."""
     rows = []
     for path in paths:
-        rows += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        lines = path.read_text(encoding="utf-8").splitlines()
+        rows += [{**json.loads(line), "_file": path.stem} for line in lines if line.strip()]
     return rows
 
 
@@ -54,6 +56,8 @@ def emergencies_measure(
     """A row's own ``country`` wins over ``country``. Rows without a ``kind``
     (the regression set) count as "negative" when they are not emergencies."""
     by: dict[str, dict[str, list[int]]] = {key: defaultdict(lambda: [0, 0]) for key in ("category", "language", "kind")}
+    # Per file and kind: the targets hold for each blind batch, not only pooled.
+    by_file: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
     confusion: Counter[tuple[str, str]] = Counter()
     stages: Counter[str] = Counter()
     misses, false_alarms = [], []
@@ -68,6 +72,8 @@ def emergencies_measure(
         for table, key in (("kind", kind), ("language", language)):
             by[table][key][0] += fired
             by[table][key][1] += 1
+        by_file[row.get("_file", "")][kind][0] += fired
+        by_file[row.get("_file", "")][kind][1] += 1
         if detection:
             stages[detection.source] += 1
         if row["emergency"]:
@@ -90,6 +96,9 @@ def emergencies_measure(
         "by_kind": {k: _rate(*v) for k, v in sorted(by["kind"].items())},
         "by_category": {k: _rate(*v) for k, v in sorted(by["category"].items())},
         "by_language": {k: _rate(*v) for k, v in sorted(by["language"].items())},
+        "by_file": {name: {k: _rate(*v) for k, v in sorted(kinds.items())} for name, kinds in sorted(by_file.items())}
+        if len(by_file) > 1
+        else {},
         "stages": dict(stages),
         "confusion": {f"{truth} -> {said}": n for (truth, said), n in sorted(confusion.items())},
         "misses": misses,

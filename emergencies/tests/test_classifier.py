@@ -267,3 +267,21 @@ def test_measure_emergencies_reports_a_split_by_kind_and_never_lists_test_messag
     assert set(report["by_kind"]) == {"emergency", "tempting", "routine"}
     assert report["recall"]["n"] == report["by_kind"]["emergency"]["n"] > 0
     assert ("misses" in report) is listed
+
+
+@pytest.mark.django_db
+def test_measure_emergencies_reports_each_blind_batch_apart(capsys, monkeypatch, tmp_path):
+    # The targets hold for each batch: two batches (a few rows of each kind) are reported one by one.
+    (tmp_path / "blind").mkdir()
+    for name in ("batch-016", "batch-017"):
+        rows = [json.loads(line) for line in (CORPUS / "blind" / f"{name}.jsonl").read_text().splitlines()]
+        kept = [next(row for row in rows if row["kind"] == kind) for kind in ("emergency", "tempting", "routine")]
+        (tmp_path / "blind" / f"{name}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in kept))
+    monkeypatch.setattr("emergencies.measure.CORPUS", tmp_path)
+    call_command("measure_emergencies", "--split", "blind", "--json")
+    report = json.loads(capsys.readouterr().out)
+    assert set(report["by_file"]) == {"batch-016", "batch-017"}
+    assert all(set(kinds) == {"emergency", "tempting", "routine"} for kinds in report["by_file"].values())
+    assert all(kinds["emergency"]["n"] == 1 for kinds in report["by_file"].values())
+    call_command("measure_emergencies", "--split", "blind", "--batch", "016", "--json")
+    assert json.loads(capsys.readouterr().out)["by_file"] == {}  # one batch: the totals are its figures

@@ -63,6 +63,13 @@ class Command(BaseCommand):
             for key, value in report[title].items():
                 rate = "-" if value["rate"] is None else value["rate"]
                 out(f"    {key:32s} {value['hit']:4d}/{value['n']:<4d} {rate}")
+        if report["by_file"]:
+            out("  by file (recall; false alarms on tempting and routine messages):")
+            for name, kinds in report["by_file"].items():
+                cells = "  ".join(
+                    f"{kind} {value['hit']}/{value['n']} ({value['rate']:.3f})" for kind, value in kinds.items()
+                )
+                out(f"    {name:20s} {cells}")
         if report["addresses"]:
             found = report["addresses"]
             out(
