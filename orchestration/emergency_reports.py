@@ -94,11 +94,15 @@ def emergency_issue_find(*, conversation: Conversation, category: str = "") -> I
 def emergency_report_live(conversation: Conversation) -> bool:
     """Whether the conversation is in an emergency report: an alert stands
     and no other report has started since its issue."""
-    if conversation.emergency_category:
-        return True
-    return conversation.gathering_state == GatheringState.ISSUE_CREATED and (
-        emergency_issue_find(conversation=conversation) is not None
-    )
+    return bool(conversation.emergency_category) or _report_issue(conversation) is not None
+
+
+def _report_issue(conversation: Conversation) -> Issue | None:
+    """The emergency issue of the report the conversation is in; no query
+    when no report can be open (no alert waiting, no issue just filed)."""
+    if not conversation.emergency_category and conversation.gathering_state != GatheringState.ISSUE_CREATED:
+        return None
+    return emergency_issue_find(conversation=conversation)
 
 
 def emergency_report_open(*, conversation: Conversation) -> Issue | None:
@@ -300,9 +304,7 @@ def emergency_escalate(*, conversation: Conversation, reason: str, category: str
 
 def emergency_report_note(conversation: Conversation) -> str | None:
     """What the model is told while an emergency report is open."""
-    if not conversation.emergency_category and conversation.gathering_state != GatheringState.ISSUE_CREATED:
-        return None  # no report (emergency_report_live), and no query
-    issue = emergency_issue_find(conversation=conversation)
+    issue = _report_issue(conversation)
     if issue is None:
         return None
     category = live_alerts(conversation).filter(issue=issue).values_list("category", flat=True).first()
@@ -312,9 +314,7 @@ def emergency_report_note(conversation: Conversation) -> str | None:
 def emergency_reply_complete(*, conversation: Conversation, reply: str) -> str:
     """The tenant hears the emergency issue's reference once: added to the
     turn's reply when no message to them has given it yet."""
-    if not conversation.emergency_category and conversation.gathering_state != GatheringState.ISSUE_CREATED:
-        return reply  # no emergency report (and no query)
-    issue = emergency_issue_find(conversation=conversation)
+    issue = _report_issue(conversation)
     if issue is None or issue.reference in reply:
         return reply
     told = conversation.messages.filter(direction=Message.Direction.OUTBOUND, body__contains=issue.reference).exists()
