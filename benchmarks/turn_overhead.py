@@ -196,7 +196,13 @@ def build(args, rng: random.Random):
             )
     Chunk.objects.bulk_create(chunks, batch_size=2000)
     with connection.cursor() as cursor:
-        for table in ("retrieval_chunk", "conversations_message", "conversations_conversation", "properties_issue"):
+        for table in (
+            "retrieval_chunk",
+            "retrieval_term",
+            "conversations_message",
+            "conversations_conversation",
+            "properties_issue",
+        ):
             cursor.execute(f"VACUUM ANALYZE {table}")
     return org, conversations, len(documents), len(chunks)
 

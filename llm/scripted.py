@@ -58,8 +58,16 @@ from llm.types import (
 )
 
 
+_clients: dict[str, redis.Redis] = {}
+
+
 def _redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL, socket_connect_timeout=1, socket_timeout=2)
+    """One client (and connection pool) per Redis URL and process: a new
+    client per call opened a connection per model call, 3 ms of every turn."""
+    url = settings.REDIS_URL
+    if url not in _clients:
+        _clients[url] = redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=2)
+    return _clients[url]
 
 
 def _key(phone: str) -> str:
