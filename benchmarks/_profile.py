@@ -19,17 +19,22 @@ from pathlib import Path
 
 # The table a statement is about: the first one it names after its verb.
 _SETTINGS = re.compile(r"(\s*SET\s+LOCAL\s[^;]*;)+", re.IGNORECASE)
+_PARENTHESIZED = re.compile(r"\([^()]*\)")
 _TABLE = re.compile(r'\b(?:FROM|INTO|UPDATE|JOIN)\s+"?([A-Za-z_][\w]*)"?', re.IGNORECASE)
 
 
 def statement_label(sql: str) -> str:
     """ "SELECT conversations_message", "INSERT properties_issue",
-    "SAVEPOINT": a statement's verb and first table."""
+    "SAVEPOINT": a statement's verb and first table (for a SELECT, the first
+    outside parentheses)."""
     settings = _SETTINGS.match(sql)
     if settings and sql[settings.end() :].strip():  # SET LOCALs sent with the query they are for
         return "SET LOCAL + " + statement_label(sql[settings.end() :])
     verb = sql.lstrip().split(None, 1)[0].upper() if sql.strip() else "?"
-    match = _TABLE.search(sql)
+    outer = sql
+    while verb == "SELECT" and (inner := _PARENTHESIZED.sub("", outer)) != outer:
+        outer = inner  # a subquery in the select list names its own table first
+    match = _TABLE.search(outer)
     return f"{verb} {match.group(1)}" if match and verb in {"SELECT", "INSERT", "UPDATE", "DELETE", "WITH"} else verb
 
 

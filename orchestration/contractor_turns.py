@@ -8,6 +8,8 @@ to the landlord, and the contractor is told so."""
 
 from __future__ import annotations
 
+from django.db.models import OuterRef, Subquery
+
 from conversations.models import Conversation, Message
 from conversations.outbound import outbound_text_queue
 from issues.appointments import SLOT_ACTION, job_reply, slot_propose, slots_send, slots_typed, window_parse
@@ -46,10 +48,22 @@ buttons.button_action_register(JOB_ACTION, _job, any_question=True)
 buttons.button_action_register(SLOT_ACTION, _slot, any_question=True)
 
 
+def contractor_pk() -> Subquery:
+    """For a query of conversations: the pk of the active contractor whose
+    number each one is (NULL for a tenant's). The turn's lock reads it as
+    ``contractor_pk``, so a tenant's turn makes no query of its own for it."""
+    contractors = Contractor.objects.filter(
+        organization_id=OuterRef("organization_id"), whatsapp=OuterRef("phone"), active=True
+    )
+    return Subquery(contractors.order_by("pk").values("pk")[:1])
+
+
 def contractor_of(conversation: Conversation) -> Contractor | None:
-    return Contractor.objects.filter(
-        organization_id=conversation.organization_id, whatsapp=conversation.phone, active=True
-    ).first()
+    contractors = Contractor.objects.filter(active=True)
+    if hasattr(conversation, "contractor_pk"):  # read with the turn's lock
+        pk = getattr(conversation, "contractor_pk")  # noqa: B009 (an annotation: not on the model)
+        return contractors.filter(pk=pk).first() if pk is not None else None
+    return contractors.filter(organization_id=conversation.organization_id, whatsapp=conversation.phone).first()
 
 
 def _words(messages: list[Message]) -> str:

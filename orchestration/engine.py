@@ -393,8 +393,14 @@ RELATED = ("organization", "tenant", "property", "candidate_property")
 
 
 def _lock(conversation_id: int) -> Conversation:
-    """The conversation locked, with its related rows, in one query."""
-    conversation = Conversation.objects.select_for_update(of=("self",)).select_related(*RELATED).get(pk=conversation_id)
+    """The conversation locked, with its related rows and whether the number
+    is a contractor's (``contractor_pk``), in one query."""
+    conversation = (
+        Conversation.objects.select_for_update(of=("self",))
+        .select_related(*RELATED)
+        .annotate(contractor_pk=contractor_turns.contractor_pk())
+        .get(pk=conversation_id)
+    )
     # A locking query that waited for another turn re-reads the locked row but
     # not the rows it joined: one the row no longer points at is read on use.
     for field in _related_fields():

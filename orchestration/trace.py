@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
@@ -86,9 +88,7 @@ def turn_record(
     decision = decision or Decision()
     identity_before, gathering_before = before or (conversation.identity_status, conversation.gathering_state)
     now = timezone.now()
-    Message.objects.filter(pk__in=message_ids).update(processed_at=now, status=Message.Status.PROCESSED)
-    conversation.last_turn_at = now
-    conversation.save(update_fields=["last_turn_at", "updated_at"])
+    _processed_mark(conversation, message_ids, now)
     return Turn.objects.create(
         conversation=conversation,
         message_ids=message_ids,
@@ -116,3 +116,20 @@ def turn_record(
         outcome=outcome,
         error=decision.error,
     )
+
+
+def _processed_mark(conversation: Conversation, message_ids: list[int], now: datetime) -> None:
+    """The turn's messages marked processed and the conversation's
+    ``last_turn_at`` stamped in one statement, where an update and a save took
+    two (a data-modifying WITH runs whether or not the outer UPDATE reads it).
+    Neither column is audited, so no save signal is missed."""
+    q = connection.ops.quote_name
+    # Table names come from the models; every value is bound.
+    sql = (
+        f"WITH processed AS (UPDATE {q(Message._meta.db_table)} SET processed_at = %s, status = %s "  # noqa: S608
+        f"WHERE id = ANY(%s)) UPDATE {q(Conversation._meta.db_table)} SET last_turn_at = %s, updated_at = %s "
+        "WHERE id = %s"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [now, Message.Status.PROCESSED, list(message_ids), now, now, conversation.pk])
+    conversation.last_turn_at = conversation.updated_at = now

@@ -273,6 +273,10 @@ def test_an_ordinary_turn_takes_at_most_twenty_statements(home, tenant_says):
     assert len(statements) <= 20, "\n".join(s[:120] for s in statements)
     saves = [s for s in statements if s.startswith('UPDATE "conversations_conversation"')]
     assert not any("identity_status" in s for s in saves), saves
+    # Whether the number is a contractor's comes with the lock; the messages
+    # are marked processed and the conversation stamped in one statement.
+    assert not any(s.startswith('SELECT "properties_contractor"') for s in statements)
+    assert not any("last_turn_at" in s for s in saves), saves
     assert conversation_for().gathering_state == "gathering_details"
 
 
