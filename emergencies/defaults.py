@@ -14,6 +14,8 @@ changes to a default (disabling it, say) survive a new release.
 
 from __future__ import annotations
 
+from emergencies.no_heat_rules import no_heat_rules
+
 # category -> language -> phrases
 RULES: dict[str, dict[str, list[str]]] = {
     "gas": {
@@ -464,6 +466,11 @@ def default_rules() -> list[tuple[str, str, str, str]]:
         ("", category, language, phrase)
         for category, languages in RULES.items()
         for language, phrases in languages.items()
+        for phrase in phrases
+    ]
+    rows += [
+        ("", "no_heat_vulnerable", language, phrase)
+        for language, phrases in no_heat_rules().items()
         for phrase in phrases
     ]
     rows += [

@@ -57,7 +57,6 @@ from llm.types import (
     content_text,
 )
 
-
 _clients: dict[str, redis.Redis] = {}
 
 

@@ -69,6 +69,28 @@ def test_pinned_keyword_outcomes(text, country, expected, why):
     assert category_of(text, country) == expected, why
 
 
+# No heating where someone vulnerable lives, the person told by who they are
+# rather than by "vulnerable" (emergencies/no_heat_rules.py): each language,
+# either order; and the failure, or the person, alone is no rule's.
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("boiler's packed up again and I'm 34 weeks, flat is freezing", "no_heat_vulnerable"),
+        ("my dad's in a wheelchair and the radiators are stone cold", "no_heat_vulnerable"),
+        ("no hot water or heating, my mum is 91 and lives with me", "no_heat_vulnerable"),
+        ("mama jest obłożnie chora a kaloryfery zimne od rana", "no_heat_vulnerable"),
+        ("mi abuela está encamada y la caldera no enciende", "no_heat_vulnerable"),
+        ("o aquecedor parou e a minha filha está a fazer quimio", "no_heat_vulnerable"),
+        ("bunica e imobilizată la pat și centrala s-a oprit", "no_heat_vulnerable"),
+        ("I'm sick of the boiler not working", None),
+        ("the heating's broken, can someone come tomorrow", None),
+        ("my nan is 90 next week, can the boiler be serviced before she visits", None),
+    ],
+)
+def test_no_heating_with_a_vulnerable_person_described(text, category):
+    assert category_of(text) == category
+
+
 # One word that is a rule and one that only starts like it, per language.
 @pytest.mark.parametrize(
     ("hit", "miss", "category"),

@@ -33,6 +33,8 @@ FROZEN = {
     "blind/batch-015.jsonl": "2f95c16c48308729ab2c2ea0a959f76a42c1de702c88c8654ac7991e681e4200",
     "blind/batch-016.jsonl": "1882164fc6658d21b08228ccf3341d5174eff0a8b8c71e2a007739ce99482fa0",
     "blind/batch-017.jsonl": "800c1a265cad6999fd0e3145d16c4bde50677f0e74c02996b8be1369e1ac19bb",
+    "blind/batch-018.jsonl": "7dd4c770c2e7d60005ab97eceeb0190831c3e31cc34833167a3de0b290856983",
+    "blind/batch-019.jsonl": "d040e8f30c5b8e75e40ebc0a90e3d05406d5484d45463a9b0fc0b6767a16de40",
 }
 FIELDS = {
     "id",

@@ -1,0 +1,136 @@
+"""Built-in patterns for no heating or hot water where someone vulnerable lives,
+as tenants tell it: the heating's failure in any of its usual words, and the
+person by who they are (an age, a pregnancy's weeks, a newborn's days, a
+wheelchair, a bed they cannot leave, an illness), within a sentence of each
+other, either first.
+
+The words are written as ``normalise`` leaves text: case-folded, accents
+folded, a repeated letter squeezed ("wheelchair" -> "whelchair", "88" -> "8").
+Each pair of lists becomes two patterns per language (failure then person,
+person then failure), split further where a pattern would pass the rule's
+500 characters."""
+
+from __future__ import annotations
+
+# How far apart the failure and the person may be, in characters of normalised text.
+GAP = 80
+MAX_PATTERN = 500  # EmergencyRule.phrase
+# An elderly relative's age after squeezing: 70-79 and 80-99 ("88" is "8", "90" stays "90").
+OLD_AGE = r"(?:[7-9]\d?|10\d)"
+
+FAILURE: dict[str, list[str]] = {
+    "en": [
+        r"no (?:heating|heat|hot water)",
+        r"(?:heating|heat|boiler|heater|furnace)(?: is| s| has)? (?:broken|broke down|dead|not working|isn t working"
+        r"|isnt working|stoped working|failed|packed up|gone out|cut of|cuting out|won t come on|wont come on"
+        r"|won t fire|wont fire|not firing|is of|of|showing an eror|showing a fault|flashing)",
+        r"(?:radiators?|rads)(?: are| r)? (?:stone |ice |frezing )?cold",
+        r"(?:frezing|so cold|biterly cold) in (?:here|the house|the flat|the apartment|my rom|our rom)",
+    ],
+    "pl": [
+        r"(?:nie mam|nie mamy|nie ma|brak|bez) (?:ogrzewania|cieplej wody)",
+        r"(?:ogrzewanie|piec|kociol|grzejnik\w*|kaloryfer\w*) (?:nie dziala|nie grzeje|padl\w*|sie zepsul\w*"
+        r"|zepsul\w* sie|sie wylaczyl\w*|nie odpala|nie zapala|pokazuje blad|nic nie pokazuje)",
+        r"(?:nie dziala|zepsul sie|padl) (?:piec|ogrzewanie|kociol)",
+        r"(?:kaloryfer\w*|grzejnik\w*) (?:sa |jest )?zimn\w*",
+        r"zimne (?:kaloryfer\w*|grzejnik\w*)",
+        r"zimno w (?:domu|mieszkaniu|pokoju)",
+        r"nie grzeje",
+    ],
+    "es": [
+        r"(?:no tengo|no tenemos|no hay|sin) (?:calefacion|agua caliente)",
+        r"(?:la calefacion|la caldera|el calentador|el calefactor|el heater|el heat) no (?:funciona|calienta"
+        r"|enciende|prende|aranca|sirve)",
+        r"(?:se (?:ha )?(?:roto|estropeado|averiado|descompuesto)) (?:la calefacion|la caldera)",
+        r"(?:caldera|calefacion) (?:rota|averiada|estropeada|descompuesta)",
+        r"radiadores (?:estan )?frios",
+        r"hace frio (?:en|dentro de) (?:la casa|casa|el piso|el departamento|el apartamento)",
+        r"no calienta",
+    ],
+    "pt": [
+        r"(?:nao tenho|nao temos|nao ha|nao tem|sem) (?:aquecimento|calefacao|agua quente)",
+        r"(?:o aquecimento|a caldeira|o esquentador|o aquecedor|o heat|o heater|aquecimento|caldeira|esquentador"
+        r"|aquecedor) (?:avariad\w*|nao (?:funciona|liga|acende|aquece|da)|parou|quebr\w*|estragad\w*|pifou)",
+        r"radiadores (?:estao )?frios",
+        r"frio (?:em casa|dentro de casa|no apartamento)",
+        r"nao aquece",
+    ],
+    "ro": [
+        r"(?:nu am|nu avem|nu e|fara) (?:caldura|incalzire|apa calda)",
+        r"nu (?:merge|functioneaza|porneste) (?:caldura|incalzirea|centrala|apa calda)",
+        r"(?:caldura|incalzirea|centrala|apa calda) nu (?:merge|functioneaza|porneste)",
+        r"centrala (?:s a (?:stricat|oprit|blocat)|da eroare|arata eroare)",
+        r"s a stricat centrala",
+        r"calorifer\w* (?:sunt )?rec\w*",
+        r"(?:e )?frig in (?:casa|apartament|camera)",
+        r"nu (?:se )?incalzeste",
+    ],
+}
+
+PERSON: dict[str, list[str]] = {
+    "en": [
+        r"bab(?:y|ies)|new ?born|infant|todler|(?:\d+ )?(?:day|days|wek|weks) old|elderly|frail|pensioner",
+        r"pregnant|(?:i m|im|i am|she s|shes|she is) \d+ weks",
+        r"disabled|disability|whelchair|bed ?riden|bed ?bound|housebound|carer|caring for",
+        r"oxygen|dementia|alzheimer\w*|chemo\w*|cancer|copd|emphysema|asthma\w*|heart (?:condition|failure)",
+        r"sick(?! of)|unwel|porly|(?:just )?out of hospital|after (?:an |my |his |her )?(?:operation|surgery)",
+        r"(?:mum|mom|mother|dad|father|nan|nana|nany|gran|grany|grandma|grandmother|grandad|grandpa|grandfather)"
+        r"(?: is| s| who s| aged)? " + OLD_AGE,
+    ],
+    "pl": [
+        r"niemowl\w*|noworod\w*|bobas\w*|male dzieck\w*|male dzieci|malutk\w*|starsz\w*|starusz\w*|emeryt\w*",
+        r"w ciazy|ciezarn\w*|w \d+ (?:miesiacu|tygodniu)|\d+ (?:tygodni\w*|dni) (?:dzieck\w*|synek|coreczk\w*)",
+        r"niepelnospraw\w*|na wozku|wozek inwalidzki|wozku inwalidzkim|lezac\w*|obloznie|sparalizowan\w*",
+        r"tlen\w*|chor\w*|chemi\w*|nowotw\w*|demencj\w*|alzheimer\w*|astm\w*|pochp|po operacji|po udarze"
+        r"|ze szpitala",
+        r"babci\w*|babcia|babka|dziadek|dziadk\w*|(?:ma|lat) " + OLD_AGE,
+    ],
+    "es": [
+        r"bebes?|recien nacid\w*|nin\w* pequen\w*|chiquit\w*|\d+ (?:dias|semanas) de (?:nacid\w*|vida)",
+        r"embarazad\w*|embarazo|ancian\w*|persona mayor|abuel\w*|(?:tiene|de) " + OLD_AGE + " anos",
+        r"discapacitad\w*|sila de ruedas|encamad\w*|postrad\w*",
+        r"oxigeno|enferm\w*|quimio\w*|cancer|demencia|alzheimer|asma\w*|epoc|operad\w*|del hospital",
+    ],
+    "pt": [
+        r"bebes?|recem nascid\w*|crianca pequena|criancas pequenas|pequenit\w*"
+        r"|\d+ (?:dias|semanas) de (?:vida|nascid\w*)",
+        r"gravida|gravidez|idos[oa]s?|avo|avos|avozinh\w*|vovo|(?:tem|de) " + OLD_AGE + " anos",
+        r"deficien\w*|cadeira de rodas|acamad\w*",
+        r"oxigenio|doente\w*|quimio\w*|cancro|cancer|demencia|alzheimer|asma\w*|dpoc|operad\w*|do hospital"
+        r"|teve alta",
+    ],
+    "ro": [
+        r"bebelus\w*|bebe\w*|nou nascut\w*|copil mic|copi mici|copilas\w*|\d+ (?:zile|saptamani)",
+        r"gravida|insarcinata|sarcina|batran\w*|varstnic\w*|bunic\w*|(?:are|de) " + OLD_AGE + " (?:de )?ani",
+        r"handicap\w*|scaun cu rotile|imobilizat\w*|la pat",
+        r"oxigen|bolnav\w*|chimio\w*|cancer|dementa|alzheimer|astm\w*|bpoc|operat\w*|din spital|externat\w*",
+    ],
+}
+
+
+def no_heat_rules() -> dict[str, list[str]]:
+    """language -> "re:" patterns: each person group beside the failures, both
+    orders, the failures packed into as few patterns as the length allows."""
+    return {
+        language: [
+            pattern
+            for person in PERSON[language]
+            for failure in _packed(FAILURE[language], room=MAX_PATTERN - len(_pair("", person)))
+            for pattern in ("re:" + _pair(failure, person), "re:" + _pair(person, failure))
+        ]
+        for language in FAILURE
+    }
+
+
+def _pair(first: str, second: str) -> str:
+    return f"\\b(?:{first})\\b.{{0,{GAP}}}\\b(?:{second})\\b"
+
+
+def _packed(alternatives: list[str], *, room: int) -> list[str]:
+    groups: list[str] = []
+    for alternative in alternatives:
+        if groups and len(groups[-1]) + 1 + len(alternative) <= room:
+            groups[-1] += "|" + alternative
+        else:
+            groups.append(alternative)
+    return groups
