@@ -142,7 +142,7 @@ def test_the_training_command_refuses_judged_files(tmp_path):
 
 @pytest.mark.django_db
 def test_a_hazard_described_without_its_name_is_answered_by_the_classifier(home, post_inbound):
-    text = "my nan is 91 and lives with us, the heating packed in last night and the house is freezing"
+    text = "my nan is 91 and lives with us, the boiler stopped last night and we are all wrapped in blankets"
     assert not emergency_detect(text, organization_id=home.pk, country="GB").hits  # no rule knows this wording
     response = post_inbound(phone=PHONE, to=ORG_NUMBER, body=text)
     assert response.status_code == 200

@@ -82,9 +82,19 @@ def test_pinned_keyword_outcomes(text, country, expected, why):
         ("mi abuela está encamada y la caldera no enciende", "no_heat_vulnerable"),
         ("o aquecedor parou e a minha filha está a fazer quimio", "no_heat_vulnerable"),
         ("bunica e imobilizată la pat și centrala s-a oprit", "no_heat_vulnerable"),
+        ("My 90-year-old mum is staying and the heating doesn't work", "no_heat_vulnerable"),
+        ("se rompió la caldera, mi abuela está encamada", "no_heat_vulnerable"),
         ("I'm sick of the boiler not working", None),
+        ("I'm sick and tired of the boiler not working", None),
         ("the heating's broken, can someone come tomorrow", None),
         ("my nan is 90 next week, can the boiler be serviced before she visits", None),
+        # A review's near misses: a duration, an appliance's age, "off", an oven, an operator, a distance.
+        ("Nu am căldură de 3 zile", None),
+        ("Llevo más de 8 años en el piso y la caldera no enciende", None),
+        ("The heating is off for the summer, my baby sleeps fine", None),
+        ("piekarnik nie grzeje, babcia przyjedzie", None),
+        ("Sem água quente, já liguei para a operadora", None),
+        ("my dad is 9 miles away and the boiler is broken", None),
     ],
 )
 def test_no_heating_with_a_vulnerable_person_described(text, category):
@@ -186,8 +196,8 @@ def test_a_bulk_disable_takes_effect_within_the_process_cache_bound(settings, mo
 def test_us_rules_apply_to_us_organizations_only():
     furnace = EmergencyRule.objects.filter(country="US", category="no_heat_vulnerable")
     assert furnace.exists()
-    assert category_of("our heat went out and my mom is on oxygen", "US") == "no_heat_vulnerable"
-    assert category_of("our heat went out and my mom is on oxygen", "IE") is None
+    assert category_of("the furnace quit and my mom is on oxygen", "US") == "no_heat_vulnerable"
+    assert category_of("the furnace quit and my mom is on oxygen", "IE") is None
 
 
 @pytest.mark.parametrize(("country", "category", "language", "phrase"), default_rules())
