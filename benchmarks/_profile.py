@@ -35,6 +35,8 @@ def statement_label(sql: str) -> str:
     while verb == "SELECT" and (inner := _PARENTHESIZED.sub("", outer)) != outer:
         outer = inner  # a subquery in the select list names its own table first
     match = _TABLE.search(outer)
+    if match and match.group(1).upper() == "AS":  # the outer FROM is a subquery: name the first table in it
+        match = _TABLE.search(sql)
     return f"{verb} {match.group(1)}" if match and verb in {"SELECT", "INSERT", "UPDATE", "DELETE", "WITH"} else verb
 
 
