@@ -6,9 +6,9 @@ other, either first.
 
 The words are written as ``normalise`` leaves text: case-folded, accents
 folded, a repeated letter squeezed ("wheelchair" -> "whelchair", "88" -> "8").
-Each pair of lists becomes two patterns per language (failure then person,
-person then failure), split further where a pattern would pass the rule's
-500 characters."""
+Each person group is paired with the language's failures, both orders
+(failure then person, person then failure), the failures split over as many
+patterns as keep each within the rule's 500 characters."""
 
 from __future__ import annotations
 

@@ -203,7 +203,10 @@ def test_us_rules_apply_to_us_organizations_only():
 @pytest.mark.parametrize(("country", "category", "language", "phrase"), default_rules())
 def test_every_shipped_rule_can_fire(country, category, language, phrase):
     is_pattern = phrase.startswith("re:")
-    assert rule_problem(phrase=phrase[3:] if is_pattern else phrase, is_pattern=is_pattern) is None
+    stored = phrase[3:] if is_pattern else phrase
+    assert rule_problem(phrase=stored, is_pattern=is_pattern) is None
+    # Seeding skips a phrase too long for its column (old migrations' narrower one), without a word.
+    assert len(stored) <= EmergencyRule._meta.get_field("phrase").max_length
 
 
 @pytest.mark.parametrize(
