@@ -35,6 +35,7 @@ FROZEN = {
     "blind/batch-017.jsonl": "800c1a265cad6999fd0e3145d16c4bde50677f0e74c02996b8be1369e1ac19bb",
     "blind/batch-018.jsonl": "7dd4c770c2e7d60005ab97eceeb0190831c3e31cc34833167a3de0b290856983",
     "blind/batch-019.jsonl": "d040e8f30c5b8e75e40ebc0a90e3d05406d5484d45463a9b0fc0b6767a16de40",
+    "blind/batch-020.jsonl": "fa93a59f4bb40dd17a62f39f4180b5e2a1363c24d20076c7d8d63584b89a9067",
 }
 FIELDS = {
     "id",
