@@ -12,6 +12,9 @@ the classifier's thresholds from its artefact:
    on Tuesday"), and below the lower ``veto_phrase`` threshold for a phrase or
    pattern rule, which describes something happening ("pali się", "water
    pouring through"), so standing it down takes more certainty.
+   A built-in rule whose words were only inside a figure of speech ("aż mi
+   dym z uszu leci", ``emergencies.figurative``) is stood down whatever the
+   score: the classifier decides as if it had not hit.
 3. The classifier alone raises an alert at or above the ``alert`` threshold:
    "there's a rotten egg smell by the cooker", "my 3-week-old and no heating".
 4. Without the classifier (switched off or unavailable) the rules decide alone.
@@ -43,7 +46,7 @@ class Detection:
     source: str = ""  # "keyword" or "classifier" when it is an emergency
     hits: list[RuleHit] = field(default_factory=list)
     score: Score | None = None
-    vetoed: list[RuleHit] = field(default_factory=list)  # built-in rule hits the classifier stood down
+    vetoed: list[RuleHit] = field(default_factory=list)  # built-in rule hits stood down (the classifier, a figure)
 
     def __bool__(self) -> bool:
         return self.emergency
@@ -77,10 +80,12 @@ def emergency_detect(
     hits = list(match.hits)
     vetoed: list[RuleHit] = []
     if classifier is not None and score is not None:
+        vetoed = list(match.figurative)  # "dym mi z uszu leci": the classifier decides
+        hits = [hit for hit in hits if hit not in vetoed]
         thresholds = classifier.thresholds.get(sensitivity) or classifier.thresholds["standard"]
         veto_phrase = thresholds.get("veto_phrase", thresholds["veto"])
         if score.emergency < thresholds["veto"]:
-            vetoed = [hit for hit in hits if not hit.own and (score.emergency < veto_phrase or not hit.describes)]
+            vetoed += [hit for hit in hits if not hit.own and (score.emergency < veto_phrase or not hit.describes)]
             hits = [hit for hit in hits if hit not in vetoed]
         if not hits and score.emergency >= thresholds["alert"]:
             return Detection(

@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db.models import Count, Max, Q
 
 from config.expiring import Expiring
+from emergencies.figurative import figures_remove
 from emergencies.home_address import address_remove
 from emergencies.models import EmergencyRule
 from emergencies.normalise import normalise, without_intensifiers
@@ -69,6 +70,9 @@ class RuleHit:
 @dataclass
 class Match:
     hits: list[RuleHit]
+    # Built-in rules among ``hits`` whose words were only inside a figure of
+    # speech ("aż mi dym z uszu leci"): the detector leaves them to the classifier.
+    figurative: list[RuleHit] = field(default_factory=list)
 
     @property
     def category(self) -> str | None:
@@ -151,14 +155,27 @@ def rules_version(organization_id: int | None) -> tuple:
 
 def emergency_match(text: str, *, organization_id: int | None, country: str) -> Match:
     """Which rules ``text`` hits, on normalised text and whole words only, with
-    the home address taken out ("12 Flood Street" names no flood)."""
+    the home address taken out ("12 Flood Street" names no flood), and which
+    built-in ones hit only inside a figure of speech (``emergencies.figurative``)."""
     key = (organization_id, country)
     version = versions.get(organization_id, lambda: rules_version(organization_id))
     assert version is not None  # rules_version never answers None
     compiled = _cache.get(key)
     if compiled is None or compiled.version != version:
         compiled = _cache[key] = _compile(organization_id, country, version)
-    normalised = normalise(address_remove(text))
+    without_address = address_remove(text)
+    normalised = normalise(without_address)
+    hits = _hits(compiled, normalised)
+    figurative: list[RuleHit] = []
+    if any(not hit.own for hit in hits):
+        plain = figures_remove(without_address)
+        if plain != normalised:
+            kept = {hit.rule_id for hit in _hits(compiled, plain)}
+            figurative = [hit for hit in hits if not hit.own and hit.rule_id not in kept]
+    return Match(hits=hits, figurative=figurative)
+
+
+def _hits(compiled: _Compiled, normalised: str) -> list[RuleHit]:
     texts = {normalised, without_intensifiers(normalised)}  # "huele muchisimo a gas" meets "huele a gas"
     hits: list[RuleHit] = []
     for candidate in texts:
@@ -166,5 +183,4 @@ def emergency_match(text: str, *, organization_id: int | None, country: str) -> 
             for found in compiled.phrases.finditer(candidate):
                 hits += compiled.by_phrase[" ".join(found.group(0).split())]
         hits += [hit for pattern, hit in compiled.patterns if pattern.search(candidate)]
-    unique = list({hit.rule_id: hit for hit in hits}.values())
-    return Match(hits=unique)
+    return list({hit.rule_id: hit for hit in hits}.values())

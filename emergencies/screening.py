@@ -159,7 +159,7 @@ def _decide(message: Message, detection: Detection) -> Screened:
     only the classifier sees one now)."""
     if detection.vetoed:
         logger.info(
-            "built-in rule hit on message %s stood down by the classifier (%.2f)",
+            "built-in rule hit on message %s stood down (a figure of speech, or the classifier's %.2f)",
             message.pk,
             detection.score.emergency if detection.score else 0.0,
         )

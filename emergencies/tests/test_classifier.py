@@ -246,6 +246,18 @@ def test_sensitivity_chooses_the_thresholds_of_the_policy(monkeypatch, home, sco
 
 
 @pytest.mark.django_db
+def test_a_rule_hit_only_in_a_figure_of_speech_is_left_to_the_classifier(monkeypatch, home):
+    text = "aż mi dym z uszu leci, znowu nie odebrali śmieci"  # "dym" (smoke), in "fuming"
+    monkeypatch.setattr("emergencies.detector.classifier_get", lambda: _FixedScore(0.55, "fire_smoke"))
+    detection = emergency_detect(text, organization_id=home.pk, country="GB")
+    assert not detection and [hit.phrase for hit in detection.vetoed] == ["dym"]  # 0.55 is over the veto
+    monkeypatch.setattr("emergencies.detector.classifier_get", lambda: _FixedScore(0.7, "fire_smoke"))
+    assert emergency_detect(text, organization_id=home.pk, country="GB").source == "classifier"
+    monkeypatch.setattr("emergencies.detector.classifier_get", lambda: None)  # the rules decide alone
+    assert emergency_detect(text, organization_id=home.pk, country="GB").source == "keyword"
+
+
+@pytest.mark.django_db
 def test_check_emergency_shows_both_stages(capsys):
     call_command("check_emergency", "gas bill is far too high this month", "--json")
     result = json.loads(capsys.readouterr().out)

@@ -8,9 +8,11 @@ from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from emergencies.defaults import RULES, default_rules, defaults_seed
-from emergencies.matching import emergency_match
+from emergencies.figurative import FIGURES
+from emergencies.matching import Match, emergency_match
 from emergencies.models import EmergencyRule, SafetyMessage
 from emergencies.normalise import normalise, rule_problem
+from properties.tests.factories import OrganizationFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -49,7 +51,6 @@ PINNED = [
     ("kopie prąd z kranu", "GB", "electrical", "Polish, a shock from a tap"),
     # Tempting false positives the rules cannot tell apart: they hit, the model's check decides.
     ("I read about a fire on the news", "GB", "fire_smoke", "'fire' alone must hit: 'fire in the kitchen'"),
-    ("you're flooding my inbox", "GB", "flooding", "'flooding' alone must hit: 'the flat is flooding'"),
     ("the fire alarm test was loud today, all fine", "GB", "fire_smoke", "'fire' again; the check reads 'test'"),
     ("the fridge smells of rotten eggs", "GB", "gas", "the rotten-egg rule cannot see the fridge"),
     # Tempting false positives the rules do leave alone.
@@ -99,6 +100,60 @@ def test_pinned_keyword_outcomes(text, country, expected, why):
 )
 def test_no_heating_with_a_vulnerable_person_described(text, category):
     assert category_of(text) == category
+
+
+# Hazard words in figures of speech (emergencies/figurative.py): the built-in
+# rules they hit are marked figurative, in every language. The same words said
+# of the home still hit, in the same message too and across punctuation, and a
+# figure's words said of a thing ("está que echa chispas") are not a figure.
+FIGURES_OF_SPEECH = [
+    "you're flooding my inbox",
+    "no rush, nothing's on fire, the hall light is out",
+    "aż mi dym z uszu leci, znowu nie odebrali śmieci",
+    "Nie pali się, kran kapie od tygodnia",
+    "nic nie pali się, kran kapie",
+    "estoy que echo chispas, nadie viene a arreglar el grifo",
+    "estou a deitar fumo pelas orelhas com este senhorio",
+    "sunt foc și pară, nu vine nimeni la robinet",
+    "Nu arde! Chiuveta curge de o săptămână",
+]
+LITERAL = [
+    ("I'm fuming, there's smoke coming out of the socket", "fire_smoke"),
+    ("dym mi z uszu leci, a teraz jeszcze dym w kuchni", "fire_smoke"),
+    ("el enchufe está que echa chispas", "electrical"),
+    ("Nie! Pali się kuchnia", "fire_smoke"),
+    ("Zgasło? Nie, pali się", "fire_smoke"),
+    ("Nu, nu, arde!", "fire_smoke"),
+    ("Ajutor e foc și pară în bucătărie", "fire_smoke"),
+    ("Rang the landlord 3 times and nothing. On fire now, whole kitchen", "fire_smoke"),
+    ("It's not our flat on fire, it's next door's", "fire_smoke"),
+    ("Have sent 3 emails flooded bathroom nobody has come", "flooding"),
+    ("Obudziłam się, wyjęłam zatyczki z uszu, dym w całym mieszkaniu", "fire_smoke"),
+]
+
+
+@pytest.mark.parametrize("text", FIGURES_OF_SPEECH)
+def test_a_figure_of_speech_hits_only_figuratively(text):
+    match = emergency_match(text, organization_id=None, country="GB")
+    assert match.hits and match.figurative == match.hits
+
+
+@pytest.mark.parametrize(("text", "category"), LITERAL)
+def test_the_hazard_said_of_the_home_is_not_a_figure(text, category):
+    match = emergency_match(text, organization_id=None, country="GB")
+    assert Match(hits=[hit for hit in match.hits if hit not in match.figurative]).category == category
+
+
+def test_an_organizations_own_rule_is_never_figurative():
+    organization = OrganizationFactory()
+    EmergencyRule.objects.create(organization=organization, phrase="dym", category="fire_smoke", language="pl")
+    match = emergency_match("aż mi dym z uszu leci", organization_id=organization.pk, country="GB")
+    assert [hit.own for hit in match.hits if hit not in match.figurative] == [True]
+
+
+@pytest.mark.parametrize("pattern", [p for patterns in FIGURES.values() for p in patterns])
+def test_every_figure_can_match_normalised_text(pattern):
+    assert rule_problem(phrase=pattern, is_pattern=True) is None
 
 
 # One word that is a rule and one that only starts like it, per language.
