@@ -37,6 +37,7 @@ FROZEN = {
     "blind/batch-019.jsonl": "d040e8f30c5b8e75e40ebc0a90e3d05406d5484d45463a9b0fc0b6767a16de40",
     "blind/batch-020.jsonl": "fa93a59f4bb40dd17a62f39f4180b5e2a1363c24d20076c7d8d63584b89a9067",
     "blind/batch-021.jsonl": "ae44c356204f4afe27b8d34c31e7269fd767b740097598ea617b3ba516cb43d0",
+    "blind/batch-022.jsonl": "aad4143b1ea85122066f4c8d06cbfc98156e92f799888227e8513bcc525b70b9",
 }
 FIELDS = {
     "id",
