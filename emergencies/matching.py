@@ -97,6 +97,9 @@ class _Compiled:
     phrases: re.Pattern | None
     by_phrase: dict[str, list[RuleHit]]
     patterns: list[tuple[re.Pattern, RuleHit]]
+    # Every pattern in one alternation: a message none of them hits (most)
+    # costs one search, not one per pattern. None when they cannot be joined.
+    any_pattern: re.Pattern | None = None
 
 
 _cache: dict[tuple[int | None, str], _Compiled] = {}
@@ -139,7 +142,25 @@ def _compile(organization_id: int | None, country: str, version: tuple) -> _Comp
         if alternatives
         else None
     )
-    return _Compiled(version=version, phrases=phrases, by_phrase=by_phrase, patterns=patterns)
+    return _Compiled(
+        version=version, phrases=phrases, by_phrase=by_phrase, patterns=patterns, any_pattern=_joined(patterns)
+    )
+
+
+_BACKREFERENCE = re.compile(r"\\[1-9]|\(\?P=")
+
+
+def _joined(patterns: list[tuple[re.Pattern, RuleHit]]) -> re.Pattern | None:
+    """The patterns as one alternation, which matches where any of them does;
+    None when one refers back to its own groups (joined, the numbers would
+    change) or when joining fails (a group name used twice, a flag that must
+    come first)."""
+    if not patterns or any(_BACKREFERENCE.search(pattern.pattern) for pattern, _ in patterns):
+        return None
+    try:
+        return re.compile("|".join(f"(?:{pattern.pattern})" for pattern, _ in patterns))
+    except re.error:
+        return None
 
 
 def rules_version(organization_id: int | None) -> tuple:
@@ -182,5 +203,6 @@ def _hits(compiled: _Compiled, normalised: str) -> list[RuleHit]:
         if compiled.phrases is not None:
             for found in compiled.phrases.finditer(candidate):
                 hits += compiled.by_phrase[" ".join(found.group(0).split())]
-        hits += [hit for pattern, hit in compiled.patterns if pattern.search(candidate)]
+        if compiled.any_pattern is None or compiled.any_pattern.search(candidate):
+            hits += [hit for pattern, hit in compiled.patterns if pattern.search(candidate)]
     return list({hit.rule_id: hit for hit in hits}.values())

@@ -3,18 +3,23 @@ the model's check, and what must never fire, in every seeded language."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from django.core.exceptions import ValidationError
 from django.urls import reverse
 
 from emergencies.defaults import RULES, default_rules, defaults_seed
 from emergencies.figurative import FIGURES
-from emergencies.matching import Match, emergency_match
+from emergencies.matching import Match, _compile, emergency_match
 from emergencies.models import EmergencyRule, SafetyMessage
 from emergencies.normalise import normalise, rule_problem
 from properties.tests.factories import OrganizationFactory
 
 pytestmark = pytest.mark.django_db
+
+TRAIN_SPLIT = Path(__file__).resolve().parents[2] / "evals" / "emergencies" / "train.jsonl"
 
 
 def category_of(text: str, country: str = "GB") -> str | None:
@@ -159,6 +164,23 @@ def test_an_organizations_own_rule_is_never_figurative():
     EmergencyRule.objects.create(organization=organization, phrase="dym", category="fire_smoke", language="pl")
     match = emergency_match("aż mi dym z uszu leci", organization_id=organization.pk, country="GB")
     assert [hit.own for hit in match.hits if hit not in match.figurative] == [True]
+
+
+def test_the_joined_patterns_hit_where_the_patterns_one_by_one_do():
+    compiled = _compile(None, "GB", ("joined",))
+    assert compiled.any_pattern is not None
+    texts = [json.loads(line)["text"] for line in TRAIN_SPLIT.read_text().splitlines() if line.strip()]
+    for text in map(normalise, texts):
+        assert bool(compiled.any_pattern.search(text)) == any(p.search(text) for p, _ in compiled.patterns), text
+
+
+def test_a_pattern_that_refers_back_to_its_group_is_matched_alone():
+    organization = OrganizationFactory()
+    EmergencyRule.objects.create(
+        organization=organization, phrase=r"\b(wo)\1f\b", is_pattern=True, category="gas", language="en"
+    )
+    assert _compile(organization.pk, "GB", ("backreference",)).any_pattern is None  # joined, \1 would change
+    assert emergency_match("a wowof here", organization_id=organization.pk, country="GB").category == "gas"
 
 
 @pytest.mark.parametrize("pattern", [p for patterns in FIGURES.values() for p in patterns])
