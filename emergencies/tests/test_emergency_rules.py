@@ -67,6 +67,8 @@ PINNED = [
     ("it's like a furnace in here and the baby can't sleep", "GB", None, "in Britain a furnace is a figure of speech"),
     ("it's like a furnace in here and the baby can't sleep", "US", None, "too hot, not heating out"),
     ("the furnace is out and we have a newborn", "GB", None, "US wording is a US rule"),
+    ("no heating problems since the repair, the baby is warm now", "GB", None, "'no heating problems' is no failure"),
+    ("no heat issues since the engineer came, my elderly dad is fine", "GB", None, "nor are 'no heat issues'"),
 ]
 
 
