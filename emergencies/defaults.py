@@ -156,9 +156,6 @@ RULES: dict[str, dict[str, list[str]]] = {
             "no heat newborn",
             "no heating elderly",
             "no heating disabled",
-            # Not "no heating problems since the repair" (migration 0008 retires the version without it).
-            "re:\\bno (heating|heat|hot water)\\b(?! (isue|isues|problem\\w*|presure|bil\\w*))"
-            ".{0,40}\\b(baby|newborn|elderly|pregnant|disabled|oxygen)\\b",
             # Heating broken (not only "no heating") and a vulnerable person, either order.
             "re:\\b(heating|heat|boiler|heater)\\b.{0,20}\\b(broken|broke down|broken down|dead|not working|"
             "isn t working|isnt working|stoped working|failed|packed up|gone out|cut of|won t come on|wont come on)"

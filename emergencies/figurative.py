@@ -16,9 +16,8 @@ clause: the text is cut at every mark that is not part of a word first, so
 "Nie! Pali się kuchnia" or "nothing - on fire now" are two clauses and keep
 their hazard. None relies on punctuation to be a figure (a voice note's
 transcript may have none): "Nie pali się!" alone stays a rule's hit. The
-expressions are written as
-``normalise`` leaves text (lower case, no accents, a repeated letter
-squeezed: "flooded" is "floded").
+expressions are written as ``normalise`` leaves text (lower case, no
+accents, a repeated letter squeezed: "flooded" is "floded").
 """
 
 from __future__ import annotations

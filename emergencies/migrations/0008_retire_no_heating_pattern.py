@@ -1,9 +1,10 @@
 """Retire the built-in pattern "no heating" then a baby within 40 characters,
 which took "no heating problems since the repair, the baby is warm now" for an
-emergency, and seed its successor, which does not (emergencies/defaults.py).
-Built-in rules are otherwise never changed by a release; this one is removed
-because its successor replaces it (nothing refers to a rule's row), and it
-does not come back: seeding adds only what ``default_rules`` lists."""
+emergency. The no-heat patterns (emergencies/no_heat_rules.py) match all it
+did, within 80 characters and either order, and leave "no heating problems",
+"issues", "pressure" and "bills" alone. Built-in rules are otherwise never
+changed by a release; this one is removed (nothing refers to a rule's row)
+and does not come back: seeding adds only what ``default_rules`` lists."""
 
 from django.db import migrations
 
@@ -11,11 +12,8 @@ RETIRED = r"\bno (heating|heat|hot water)\b.{0,40}\b(baby|newborn|elderly|pregna
 
 
 def retire(apps, schema_editor):
-    from emergencies.defaults import defaults_seed
-
     EmergencyRule = apps.get_model("emergencies", "EmergencyRule")
     EmergencyRule.objects.filter(organization=None, is_pattern=True, phrase=RETIRED).delete()
-    defaults_seed(EmergencyRule, apps.get_model("emergencies", "SafetyMessage"))
 
 
 class Migration(migrations.Migration):
