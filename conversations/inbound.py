@@ -307,11 +307,7 @@ def _repeat(*, provider_sid: str | None) -> InboundResult:
     """Twilio delivers again when it did not get our answer: give the same
     immediate reply (the safety message) again. Receivers are told it is a
     repeat; the emergency receiver does not record a second alert."""
-    message = (
-        Message.objects.select_related("conversation__organization").filter(provider_sid=provider_sid).first()
-        if provider_sid
-        else None
-    )
+    message = Message.objects.filter(provider_sid=provider_sid).first() if provider_sid else None
     replies = _immediate_replies(message, repeat=True) if message is not None else []
     return InboundResult(message=message, created=False, replies=replies)
 
@@ -320,7 +316,7 @@ def _immediate_replies(message: Message, *, repeat: bool) -> list[str]:
     """Ask the ``inbound_stored`` receivers for TwiML text. Runs after commit:
     a failing receiver can never lose the stored message."""
     replies: list[str] = []
-    if message.conversation is None:
+    if message.conversation_id is None:
         return replies
     for receiver, reply in inbound_stored.send_robust(sender=Message, message=message, repeat=repeat):
         if isinstance(reply, Exception):

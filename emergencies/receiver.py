@@ -10,7 +10,7 @@ from emergencies.screening import SAFETY_PURPOSE, message_screen_in_request
 
 
 def on_inbound_stored(sender, message, repeat=False, **kwargs) -> str | None:
-    if message.conversation is None:
+    if message.conversation_id is None:
         return None
     if repeat:  # the same TwiML as the first delivery got, unless a WhatsApp message carried it
         return _reply_given_in_request(message)
@@ -22,7 +22,7 @@ def _reply_given_in_request(message: Message) -> str | None:
     if not sent:
         return None
     sent_by_worker = Message.objects.filter(
-        conversation=message.conversation,
+        conversation_id=message.conversation_id,
         direction=Message.Direction.OUTBOUND,
         raw_payload__purpose=SAFETY_PURPOSE,
         pk__gt=message.pk,
