@@ -62,6 +62,8 @@ LABELLED_SETS = {
     "regression": (LABELLED_CORPUS, LABELLED_QUERIES),
     "dev": (HELDOUT / "dev" / "corpus", HELDOUT / "dev" / "queries.jsonl"),
     "test": (HELDOUT / "test" / "corpus", HELDOUT / "test" / "queries.jsonl"),
+    # Later questions on the test split's corpus, each batch frozen before it was first searched.
+    "blind-001": (HELDOUT / "test" / "corpus", HELDOUT / "blind" / "batch-001.jsonl"),
 }
 
 

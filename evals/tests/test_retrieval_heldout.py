@@ -14,7 +14,7 @@ LANGUAGES = {"en", "pl", "ro", "es", "pt"}
 HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*$", re.MULTILINE)
 
 
-@pytest.mark.parametrize("name", ["dev", "test"])
+@pytest.mark.parametrize("name", ["dev", "test", "blind-001"])
 def test_every_label_names_a_heading_its_tenant_can_see(name):
     corpus, queries_file = LABELLED_SETS[name]
     manifest = manifest_read(corpus)
@@ -29,7 +29,7 @@ def test_every_label_names_a_heading_its_tenant_can_see(name):
             assert scope in ("all", query.property), (query.id, label.file)
 
 
-@pytest.mark.parametrize("name", ["dev", "test"])
+@pytest.mark.parametrize("name", ["dev", "test", "blind-001"])
 def test_each_set_covers_five_languages_and_questions_with_no_answer(name):
     queries = queries_read(LABELLED_SETS[name][1])
     by_language = {lang: [q for q in queries if q.language == lang] for lang in LANGUAGES}
@@ -41,15 +41,31 @@ def test_each_set_covers_five_languages_and_questions_with_no_answer(name):
 # sha256 over every file of evals/retrieval/heldout/test/ (path, NUL, bytes, NUL, in path
 # order). Changing the test split changes this: say why in the commit, and never to
 # make a figure better.
-TEST_SPLIT_SHA256 = "779ce3da5b2005d4edad4f7a917ef17998a7fab698471a0912925f5d67903e34"
+# The blind batches (evals/retrieval/heldout/blind/, questions on the test split's corpus)
+# are frozen the same way, each before it was first searched.
+FROZEN = {
+    "test": "779ce3da5b2005d4edad4f7a917ef17998a7fab698471a0912925f5d67903e34",
+    "blind-001": "37d2e12ae5d7d29fca70fe91231c667cf5a1df6cda10ca1b918967d4bbf06f9b",
+}
 
 
-def test_the_test_split_is_frozen():
-    root = LABELLED_SETS["test"][1].parent
+def _digest(paths, root) -> str:
     digest = hashlib.sha256()
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in sorted(paths):
         digest.update(str(path.relative_to(root)).encode())
         digest.update(b"\0")
         digest.update(path.read_bytes())
         digest.update(b"\0")
-    assert digest.hexdigest() == TEST_SPLIT_SHA256
+    return digest.hexdigest()
+
+
+def test_the_test_split_is_frozen():
+    root = LABELLED_SETS["test"][1].parent
+    assert _digest((p for p in root.rglob("*") if p.is_file()), root) == FROZEN["test"]
+
+
+def test_each_blind_batch_is_frozen():
+    batches = {name: queries for name, (_, queries) in LABELLED_SETS.items() if name.startswith("blind-")}
+    assert batches.keys() == {name for name in FROZEN if name.startswith("blind-")}
+    for name, queries in batches.items():
+        assert _digest([queries], queries.parent) == FROZEN[name], name

@@ -1,4 +1,4 @@
-"""``manage.py eval_retrieval [--set dev|test|regression | --corpus DIR --queries FILE] [--k 5] [--json] [--sweep]``
+"""``manage.py eval_retrieval [--set dev|test|blind-NNN|regression | --corpus DIR --queries FILE] [--k 5] [--json] [--sweep]``
 
 Measures vector-only, keyword-only and hybrid search side by side on a
 labelled set (default: the project's own, retrieval/demo_documents/ and
@@ -42,7 +42,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--set",
             choices=sorted(LABELLED_SETS),
-            help="a shipped labelled set: regression (the default corpus and queries), dev or test (held out)",
+            help="a shipped labelled set: regression (the default corpus and queries), dev, test or a blind batch (held out)",
         )
         parser.add_argument("--corpus", type=Path, default=LABELLED_CORPUS, help="folder with MANIFEST.json")
         parser.add_argument("--queries", type=Path, default=LABELLED_QUERIES, help="JSON Lines file")
