@@ -490,10 +490,16 @@ SEARCH_HNSW_MAX_SCAN_TUPLES = env_int("SEARCH_HNSW_MAX_SCAN_TUPLES", 20000)
 # SEARCH_WORDS_PER_TERM closest words per query word.
 SEARCH_TRGM_THRESHOLD = env_float("SEARCH_TRGM_THRESHOLD", 0.4)
 SEARCH_WORDS_PER_TERM = env_int("SEARCH_WORDS_PER_TERM", 3)
-# Answerability: when no passage reaches this cosine similarity to the question,
-# the model is told the documents do not answer it (retrieval.search.answer_similarity).
-# Cosines are on each model's own scale: 0.80 was chosen for E5 on the held-out dev
-# split (docs/retrieval.md); for another model it is off (0) until measured.
+# Answerability (retrieval/answerability.py): the trained head says whether a passage
+# answers; below its operating point (chosen on the dev split and kept in its artefact)
+# the model is told the documents do not answer. SEARCH_ANSWERABLE_MIN_PROBABILITY, when
+# set, replaces that operating point. Where the head does not apply (an embedding model
+# it was not trained on), the best passage's cosine similarity decides instead:
+# SEARCH_ANSWER_MIN_SIMILARITY, on each model's own scale (0.80 chosen for E5 on dev;
+# for another model off, 0, until measured). docs/retrieval.md has the figures.
+SEARCH_ANSWERABLE_MIN_PROBABILITY: float | None = (
+    env_float("SEARCH_ANSWERABLE_MIN_PROBABILITY", 0.0) if os.environ.get("SEARCH_ANSWERABLE_MIN_PROBABILITY") else None
+)
 SEARCH_ANSWER_MIN_SIMILARITY = env_float(
     "SEARCH_ANSWER_MIN_SIMILARITY", 0.80 if EMBEDDING_BACKEND == "e5-multilingual" else 0.0
 )

@@ -31,10 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db import transaction
 
 from properties.models import Organization, Property
+from retrieval.answerability import answerability_features, answerability_head
 from retrieval.documents import MANIFEST_NAME, file_text, manifest_read
 from retrieval.embeddings import embedding_backend
 from retrieval.models import Chunk
@@ -357,6 +359,59 @@ def no_answer_report(
     return report
 
 
+def answerability_dataset(
+    prepared: list[PreparedQuery], corpus: Corpus, *, params: SearchParams
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each question's answerability features as a turn reads them (the hybrid
+    search's ``TURN_KNOWLEDGE_HITS`` hits), and 1 where it has an answer."""
+    rows = []
+    for p in prepared:
+        hits = knowledge_search(
+            organization_id=corpus.organization.pk,
+            property_id=p.property_id,
+            query=p.text,
+            limit=settings.TURN_KNOWLEDGE_HITS,
+            params=params,
+            embedding=p.embedding,
+        )
+        rows.append(answerability_features(p.embedding, hits))
+    return np.array(rows), np.array([1 if p.query.relevant else 0 for p in prepared])
+
+
+def answerability_report(
+    prepared: list[PreparedQuery], corpus: Corpus, hybrid: list[QueryResult], *, params: SearchParams
+) -> dict[str, Any] | None:
+    """What the answerability head (``retrieval.answerability``) does here: its
+    AUC, and at its operating point the share of answerable questions kept, of
+    questions without an answer flagged, and of all that end right (kept with a
+    relevant hit in the top k, or flagged with nothing to find). None without a
+    head for this embedding model."""
+    head = answerability_head()
+    if head is None:
+        return None
+    features, _ = answerability_dataset(prepared, corpus, params=params)
+    probabilities = head.probabilities(features)
+    threshold = settings.SEARCH_ANSWERABLE_MIN_PROBABILITY
+    threshold = head.threshold if threshold is None else threshold
+    found = {r.query.id: r.hit_at_k for r in hybrid}
+    answerable = [
+        (prob, found[p.query.id]) for p, prob in zip(prepared, probabilities, strict=True) if p.query.relevant
+    ]
+    unanswerable = [prob for p, prob in zip(prepared, probabilities, strict=True) if not p.query.relevant]
+    if not answerable or not unanswerable:
+        return None
+    kept = [hit for prob, hit in answerable if prob >= threshold]
+    flagged = sum(prob < threshold for prob in unanswerable)
+    return {
+        "auc": round(auc([prob for prob, _ in answerable], unanswerable), 4),
+        "threshold": round(threshold, 4),
+        "answerable_kept": round(len(kept) / len(answerable), 4),
+        "no_answer_flagged": round(flagged / len(unanswerable), 4),
+        "right_rate": round((sum(kept) + flagged) / len(prepared), 4),
+        "no_answer": len(unanswerable),
+    }
+
+
 def auc(positives: list[float], negatives: list[float]) -> float:
     """Probability that a random positive scores above a random negative (ties count half)."""
     if not positives or not negatives:
@@ -434,6 +489,7 @@ def evaluation_run(
         report["no_answer"] = no_answer_report(
             measured, no_answer_scores, threshold=settings.SEARCH_ANSWER_MIN_SIMILARITY
         )
+        report["answerability"] = answerability_report(prepared, corpus, measured["hybrid"], params=params)
         report["failures"] = {
             mode: [
                 {"id": r.query.id, "query": r.query.query, "top": [t["heading"] for t in r.top[:3]]}

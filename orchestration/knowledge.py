@@ -13,27 +13,29 @@ from conversations.models import Conversation
 from llm.types import NO_ANSWER, PASSAGE_SEPARATOR
 from orchestration.context import TurnContext
 from orchestration.trace import Decision
-from retrieval.search import answer_similarity, knowledge_search
+from retrieval.answerability import passages_answer
+from retrieval.search import knowledge_search, query_embedding
 
 logger = logging.getLogger(__name__)
 
 
 def knowledge_lookup(*, conversation: Conversation, query: str) -> tuple[str, list[dict], int]:
     """(text for the model, hits for the trace, milliseconds). When no passage
-    comes close enough to the question (``SEARCH_ANSWER_MIN_SIMILARITY``) the
-    model reads ``NO_ANSWER`` instead of the nearest passages, which would tempt
-    it to answer from something that does not say; the trace keeps them, each
+    answers the question (``retrieval.answerability``) the model reads
+    ``NO_ANSWER`` instead of the nearest passages, which would tempt it to
+    answer from something that does not say; the trace keeps them, each
     marked ``answers: false``."""
     started = time.monotonic()
+    embedding = query_embedding(query) if query.strip() else None
     hits = knowledge_search(
         organization_id=conversation.organization_id,
         property_id=conversation.property_id,
         query=query,
         limit=settings.TURN_KNOWLEDGE_HITS,
+        embedding=embedding,
     )
     elapsed = int((time.monotonic() - started) * 1000)
-    similarity = answer_similarity(hits)
-    answers = bool(hits) and (similarity is None or similarity >= settings.SEARCH_ANSWER_MIN_SIMILARITY)
+    answers = passages_answer(embedding, hits)
     trace = [{**hit.as_trace(), "answers": answers} for hit in hits]
     if not answers:
         return NO_ANSWER, trace, elapsed

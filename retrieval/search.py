@@ -325,9 +325,10 @@ LIMIT %(limit)s
 
 
 def query_embedding(query: str) -> list[float]:
-    """The vector of a tenant's query: their words with the glossary's English
-    words added (``retrieval.glossary.with_english``)."""
-    return embedding_backend().embed_query(with_english(query))
+    """The vector of a tenant's query as ``knowledge_search`` reads it (stripped,
+    at most ``MAX_QUERY_CHARS``): their words with the glossary's English words
+    added (``retrieval.glossary.with_english``)."""
+    return embedding_backend().embed_query(with_english(query.strip()[:MAX_QUERY_CHARS]))
 
 
 def search_sql_params(
@@ -453,8 +454,8 @@ def knowledge_search(
 def answer_similarity(hits: list[SearchHit]) -> float | None:
     """How close the best passage comes to the question: the highest cosine
     similarity among the hits the vector leg ranked (None when it ranked none).
-    This is the answerability signal: below ``SEARCH_ANSWER_MIN_SIMILARITY`` no
-    passage is taken to answer (its AUC and operating point: eval_retrieval)."""
+    Where the answerability head does not apply (``retrieval.answerability``),
+    below ``SEARCH_ANSWER_MIN_SIMILARITY`` no passage is taken to answer."""
     similarities = [1.0 - hit.vector_distance for hit in hits if hit.vector_distance is not None]
     return max(similarities) if similarities else None
 

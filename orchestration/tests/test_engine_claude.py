@@ -208,7 +208,7 @@ def test_a_question_the_documents_do_not_answer_gets_no_passages_to_guess_from(
 
     from llm.types import NO_ANSWER
 
-    settings.SEARCH_ANSWER_MIN_SIMILARITY = 0.99  # no passage of the guide comes this close to a dog
+    settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = 1.0  # the head is never that sure: nothing answers
     anthropic_stub.queue(
         tool_use_response("respond", {"message": "Hello! How can I help?"}),
         tool_use_response("search_documents", {"query": "may I keep a dog in the flat"}),
@@ -222,7 +222,7 @@ def test_a_question_the_documents_do_not_answer_gets_no_passages_to_guess_from(
     turn = Turn.objects.latest("id")
     assert turn.retrieval_hits and not any(hit["answers"] for hit in turn.retrieval_hits)
 
-    settings.SEARCH_ANSWER_MIN_SIMILARITY = 0.0  # the same question, every passage taken as an answer
+    settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = 0.0  # the same question, every passage taken as an answer
     anthropic_stub.queue(
         tool_use_response("search_documents", {"query": "may I keep a dog in the flat"}),
         tool_use_response("respond", {"message": "..."}),

@@ -139,6 +139,26 @@ def test_eval_retrieval_measures_the_three_modes_on_a_labelled_set(db, folder, t
     point = json.loads(capsys.readouterr().out)["no_answer"]["hybrid"]["threshold"]
     assert point["answerable_kept"] == 1.0 and point["no_answer_flagged"] == 1.0 and point["right_rate"] == 1.0
     assert no_answer["keyword"]["no_answer"]["p50"] == 0.0  # no word of "gym opening hours" is in the corpus
+    # The product's signal, the answerability head, at an operating point that takes everything
+    # as an answer, then at one that takes nothing.
+    settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = 0.0
+    call_command("eval_retrieval", "--corpus", str(folder), "--queries", str(queries), "--json")
+    head = json.loads(capsys.readouterr().out)["answerability"]
+    assert head["threshold"] == 0.0 and head["no_answer"] == 1
+    assert (
+        head["answerable_kept"] == 1.0
+        and head["no_answer_flagged"] == 0.0
+        and head["right_rate"] == pytest.approx(2 / 3, abs=1e-4)
+    )
+    settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = 1.0
+    call_command("eval_retrieval", "--corpus", str(folder), "--queries", str(queries), "--json")
+    head = json.loads(capsys.readouterr().out)["answerability"]
+    assert (
+        head["answerable_kept"] == 0.0
+        and head["no_answer_flagged"] == 1.0
+        and head["right_rate"] == pytest.approx(1 / 3, abs=1e-4)
+    )
+    settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = None
     # The throwaway organization is rolled back.
     assert not Document.objects.exists()
 

@@ -1,4 +1,5 @@
-"""``manage.py eval_retrieval [--set dev|test|blind-NNN|regression | --corpus DIR --queries FILE] [--k 5] [--json] [--sweep]``
+"""``manage.py eval_retrieval [--set dev|test|blind-NNN|regression | --corpus DIR --queries FILE]
+[--k 5] [--json] [--sweep]``
 
 Measures vector-only, keyword-only and hybrid search side by side on a
 labelled set (default: the project's own, retrieval/demo_documents/ and
@@ -42,7 +43,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--set",
             choices=sorted(LABELLED_SETS),
-            help="a shipped labelled set: regression (the default corpus and queries), dev, test or a blind batch (held out)",
+            help="a shipped labelled set: regression (the default corpus and queries), dev, test or blind-NNN",
         )
         parser.add_argument("--corpus", type=Path, default=LABELLED_CORPUS, help="folder with MANIFEST.json")
         parser.add_argument("--queries", type=Path, default=LABELLED_QUERIES, help="JSON Lines file")
@@ -139,6 +140,13 @@ class Command(BaseCommand):
                         f"answerable kept, {t['no_answer_flagged']:.0%} of no-answer flagged, "
                         f"{t['right_rate']:.0%} of all end right"
                     )
+        if head := report.get("answerability"):
+            w(
+                f"answerability head (the product's signal): AUC {head['auc']:.3f}; at its operating point "
+                f"{head['threshold']}: {head['answerable_kept']:.0%} of answerable kept, "
+                f"{head['no_answer_flagged']:.0%} of {head['no_answer']} no-answer flagged, "
+                f"{head['right_rate']:.0%} of all end right"
+            )
         if "languages" in report:
             for variant, title in (("as_written", "as written"), ("rewritten_to_english", "rewritten to English")):
                 data = report["languages"][variant]
