@@ -74,10 +74,11 @@ class AnswerabilityHead:
         return 1.0 / (1.0 + np.exp(-(((features - self.mean) / self.scale) @ self.coef + self.intercept)))
 
 
-def head_from_artefact(artefact: dict[str, Any]) -> AnswerabilityHead:
-    if artefact.get("format") != FORMAT:
-        raise ValueError(f"answerability artefact of format {artefact.get('format')!r}, expected {FORMAT}: retrain")
-    return AnswerabilityHead(
+def head_from_artefact(artefact: Any) -> AnswerabilityHead:
+    if not isinstance(artefact, dict) or artefact.get("format") != FORMAT:
+        found = artefact.get("format") if isinstance(artefact, dict) else type(artefact).__name__
+        raise ValueError(f"answerability artefact of format {found!r}, expected {FORMAT}: retrain")
+    head = AnswerabilityHead(
         embedding_model=artefact["embedding_model"],
         mean=np.asarray(artefact["mean"], dtype=np.float64),
         scale=np.asarray(artefact["scale"], dtype=np.float64),
@@ -85,22 +86,27 @@ def head_from_artefact(artefact: dict[str, Any]) -> AnswerabilityHead:
         intercept=float(artefact["intercept"]),
         threshold=float(artefact["threshold"]),
     )
+    if not head.mean.ndim == 1 or not head.mean.shape == head.scale.shape == head.coef.shape:
+        raise ValueError("answerability artefact: mean, scale and coef differ in shape: retrain")
+    return head
+
+
+def answerability_head() -> AnswerabilityHead | None:
+    """The head for the configured embedding model, or None."""
+    return head_for_model(embedding_backend().name, embedding_backend().dimensions)
 
 
 @cache
-def answerability_head() -> AnswerabilityHead | None:
-    """The head for the configured embedding model, or None (logged once)."""
+def head_for_model(name: str, dimensions: int) -> AnswerabilityHead | None:
+    """Read once per process and model; None (logged once) when the artefact
+    cannot be read or was trained on another model."""
     try:
         head = head_from_artefact(json.loads(ARTEFACT.read_text(encoding="utf-8")))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         logger.warning("answerability head unavailable (%s); the cosine threshold decides", exc)
         return None
-    if head.embedding_model != embedding_backend().name:
-        logger.info(
-            "answerability head is for %s, not %s; the cosine threshold decides",
-            head.embedding_model,
-            embedding_backend().name,
-        )
+    if head.embedding_model != name or len(head.coef) != dimensions + 3:
+        logger.info("answerability head is for %s, not %s; the cosine threshold decides", head.embedding_model, name)
         return None
     return head
 
@@ -108,11 +114,16 @@ def answerability_head() -> AnswerabilityHead | None:
 def passages_answer(embedding: Sequence[float] | None, hits: Sequence[SearchHit]) -> bool:
     """Whether the hits are taken to answer: the head at its operating point
     (``SEARCH_ANSWERABLE_MIN_PROBABILITY`` overrides it), else the best cosine
-    against ``SEARCH_ANSWER_MIN_SIMILARITY``."""
+    against ``SEARCH_ANSWER_MIN_SIMILARITY``. The head reads only what it was
+    trained on, at least two hits the vector leg ranked; fewer (a scope of one
+    chunk, documents found by their words alone while they wait to be
+    re-embedded) are left to the cosine rule, which takes keyword hits alone as
+    answers."""
     if not hits:
         return False
     head = answerability_head()
-    if head is not None and embedding is not None:
+    ranked = sum(h.vector_distance is not None for h in hits)
+    if head is not None and embedding is not None and ranked >= 2:
         threshold = settings.SEARCH_ANSWERABLE_MIN_PROBABILITY
         return head.probability(embedding, hits) >= (head.threshold if threshold is None else threshold)
     similarity = answer_similarity(list(hits))

@@ -13,6 +13,7 @@ from retrieval import answerability
 from retrieval.answerability import (
     answerability_features,
     answerability_head,
+    head_for_model,
     head_from_artefact,
     operating_point,
     passages_answer,
@@ -30,9 +31,9 @@ def artefact(tmp_path, monkeypatch):
     """Point the loader at a file of our own; the loaded head is forgotten before and after."""
     path = tmp_path / "answerability.json"
     monkeypatch.setattr(answerability, "ARTEFACT", path)
-    answerability_head.cache_clear()
+    head_for_model.cache_clear()
     yield path
-    answerability_head.cache_clear()
+    head_for_model.cache_clear()
 
 
 def write(path, *, model: str, threshold: float = 0.5, bias: float = 0.0):
@@ -65,11 +66,24 @@ def test_the_head_decides_at_its_operating_point_and_the_setting_overrides_it(ar
     settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = None
     settings.SEARCH_ANSWER_MIN_SIMILARITY = 0.0  # the cosine floor is not what decides here
     embedding = [0.0] * embedding_backend().dimensions
-    assert passages_answer(embedding, [hit(0.2)])  # cosine 0.8: probability 0.73 >= 0.5
-    assert not passages_answer(embedding, [hit(0.4)])  # cosine 0.6: probability 0.27
+    assert passages_answer(embedding, [hit(0.2), hit(0.5)])  # best cosine 0.8: probability 0.73 >= 0.5
+    assert not passages_answer(embedding, [hit(0.4), hit(0.5)])  # best cosine 0.6: probability 0.27
     settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = 0.9
-    assert not passages_answer(embedding, [hit(0.2)])
+    assert not passages_answer(embedding, [hit(0.2), hit(0.5)])
     assert not passages_answer(embedding, [])  # nothing found answers nothing
+
+
+def test_fewer_than_two_vector_hits_are_left_to_the_cosine_rule(artefact, settings):
+    """The head was trained on searches with several vector hits: one hit, or
+    documents found by their words alone, would read as cosines of 0."""
+    write(artefact, model=embedding_backend().name, bias=-100)  # would flag everything it reads
+    settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = None
+    settings.SEARCH_ANSWER_MIN_SIMILARITY = 0.75
+    embedding = [0.0] * embedding_backend().dimensions
+    assert not passages_answer(embedding, [hit(0.2), hit(0.3)])  # the head reads two
+    assert passages_answer(embedding, [hit(0.2)])  # one: cosine 0.8 >= 0.75
+    assert not passages_answer(embedding, [hit(0.3), hit(None)])  # one: cosine 0.7
+    assert passages_answer(embedding, [hit(None), hit(None)])  # words alone: taken as answers, as before
 
 
 def test_a_head_for_another_model_or_a_broken_file_leaves_the_cosine_floor_to_decide(artefact, settings, caplog):
@@ -78,19 +92,24 @@ def test_a_head_for_another_model_or_a_broken_file_leaves_the_cosine_floor_to_de
     embedding = [0.0] * embedding_backend().dimensions
     write(artefact, model="some-other-model", bias=-100)  # would flag everything if it were used
     assert answerability_head() is None
-    assert passages_answer(embedding, [hit(0.2)]) and not passages_answer(embedding, [hit(0.3)])
+    assert passages_answer(embedding, [hit(0.2), hit(0.3)]) and not passages_answer(embedding, [hit(0.3), hit(0.4)])
 
-    answerability_head.cache_clear()
-    artefact.write_text("{not json")
-    with caplog.at_level(logging.WARNING, logger="retrieval.answerability"):
-        assert answerability_head() is None
-    assert "answerability head unavailable" in caplog.text
-    assert passages_answer(embedding, [hit(0.2)]) and not passages_answer(embedding, [hit(0.3)])
+    for broken in ("{not json", "[1, 2]", json.dumps({"format": answerability.FORMAT, "embedding_model": "x"})):
+        head_for_model.cache_clear()
+        artefact.write_text(broken)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="retrieval.answerability"):
+            assert answerability_head() is None
+        assert "answerability head unavailable" in caplog.text
+        assert passages_answer(embedding, [hit(0.2), hit(0.3)]) and not passages_answer(embedding, [hit(0.3), hit(0.4)])
 
 
-def test_an_artefact_of_another_format_is_refused_with_a_reason():
+def test_an_artefact_of_another_format_or_shape_is_refused_with_a_reason():
     with pytest.raises(ValueError, match="retrain"):
         head_from_artefact({"format": answerability.FORMAT + 1})
+    numbers = {"embedding_model": "m", "intercept": 0, "threshold": 0.5, "mean": [0, 0], "scale": [1, 1]}
+    with pytest.raises(ValueError, match="shape"):
+        head_from_artefact({"format": answerability.FORMAT, **numbers, "coef": [1, 2, 3]})
 
 
 def test_the_operating_point_keeps_the_asked_share_of_answerable_questions():
