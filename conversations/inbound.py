@@ -20,11 +20,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import partial
+from functools import cache, partial
 from typing import Any, cast
 
 from django.conf import settings
 from django.db import DataError, IntegrityError, connection, transaction
+from django.db.models import Field
 from django.db.models.signals import post_save
 from django.utils import timezone
 
@@ -243,24 +244,8 @@ def _conversation_upsert(
     draft = Conversation(
         organization=organization, phone=number_strip(sender), whatsapp_id=sender, last_inbound_at=at, **profile
     )
-    fields = [f for f in Conversation._meta.concrete_fields if not f.primary_key]
+    fields, sql = _conversation_upsert_sql(tuple(profile))
     values = [f.get_db_prep_save(f.pre_save(draft, add=True), connection) for f in fields]
-    q = connection.ops.quote_name
-    table = q(Conversation._meta.db_table)
-    columns = ", ".join(q(cast(str, f.column)) for f in fields)  # concrete: a column each
-    # A profile value that was sent replaces the stored one; the stored ones come back too (``earlier``).
-    profile_set = ", ".join(f"{q(k)} = COALESCE(NULLIF(EXCLUDED.{q(k)}, ''), {table}.{q(k)})" for k in profile)
-    profile_before = ", ".join(f"(SELECT {q(k)} FROM earlier)" for k in profile)  # noqa: S608
-    # Table and column names come from the model; every value is bound.
-    sql = (
-        f"WITH earlier AS (SELECT {', '.join(q(k) for k in profile)} FROM {table} "  # noqa: S608
-        "WHERE organization_id = %s AND phone = %s) "
-        f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))}) "
-        "ON CONFLICT (organization_id, phone) DO UPDATE SET "
-        f"last_inbound_at = GREATEST({table}.last_inbound_at, EXCLUDED.last_inbound_at), "
-        # xmax = 0: this statement inserted the row (a conflict updated it).
-        f"{profile_set} RETURNING id, {columns}, (xmax = 0), {profile_before}"
-    )
     with connection.cursor() as cursor:
         cursor.execute(sql, [organization.pk, draft.phone, *values])
         row = cursor.fetchone()
@@ -279,6 +264,30 @@ def _conversation_upsert(
     before = dict(zip(profile, row[len(names) + 1 :], strict=True))
     changed = {k: v for k, v in profile.items() if v and before[k] is not None and before[k] != v}
     return conversation, changed
+
+
+@cache
+def _conversation_upsert_sql(profile_keys: tuple[str, ...]) -> tuple[list[Field[Any, Any]], str]:
+    """The upsert's columns and statement, built once per process (they depend
+    only on the model and on which profile values are sent)."""
+    fields = [f for f in Conversation._meta.concrete_fields if not f.primary_key]
+    q = connection.ops.quote_name
+    table = q(Conversation._meta.db_table)
+    columns = ", ".join(q(cast(str, f.column)) for f in fields)  # concrete: a column each
+    # A profile value that was sent replaces the stored one; the stored ones come back too (``earlier``).
+    profile_set = ", ".join(f"{q(k)} = COALESCE(NULLIF(EXCLUDED.{q(k)}, ''), {table}.{q(k)})" for k in profile_keys)
+    profile_before = ", ".join(f"(SELECT {q(k)} FROM earlier)" for k in profile_keys)  # noqa: S608
+    # Table and column names come from the model; every value is bound.
+    sql = (
+        f"WITH earlier AS (SELECT {', '.join(q(k) for k in profile_keys)} FROM {table} "  # noqa: S608
+        "WHERE organization_id = %s AND phone = %s) "
+        f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))}) "
+        "ON CONFLICT (organization_id, phone) DO UPDATE SET "
+        f"last_inbound_at = GREATEST({table}.last_inbound_at, EXCLUDED.last_inbound_at), "
+        # xmax = 0: this statement inserted the row (a conflict updated it).
+        f"{profile_set} RETURNING id, {columns}, (xmax = 0), {profile_before}"
+    )
+    return fields, sql
 
 
 def _tenant_profile_update(tenant_id: int, changed: dict[str, str]) -> None:
@@ -358,14 +367,10 @@ def _insert_once(message: Message, *, at: datetime) -> bool:
     """INSERT ... ON CONFLICT (provider_sid) DO NOTHING RETURNING id; sets the
     primary key and returns True when this call stored the row. ``at`` is
     the time of receipt, also the conversation's ``last_inbound_at``."""
-    fields = [f for f in Message._meta.concrete_fields if not f.primary_key]
+    fields, sql = _message_insert_sql()
     values = [f.get_db_prep_save(f.pre_save(message, add=True), connection) for f in fields]
     message.created_at = at  # auto_now_add set it a moment later
     values[fields.index(Message._meta.get_field("created_at"))] = at
-    columns = ", ".join(connection.ops.quote_name(cast(str, f.column)) for f in fields)  # concrete: a column each
-    placeholders = ", ".join(["%s"] * len(fields))
-    # Table and column names come from the model; every value is bound.
-    sql = f"INSERT INTO {Message._meta.db_table} ({columns}) VALUES ({placeholders}) ON CONFLICT (provider_sid) DO NOTHING RETURNING id"  # noqa: S608, E501
     with connection.cursor() as cursor:
         cursor.execute(sql, values)
         row = cursor.fetchone()
@@ -374,6 +379,17 @@ def _insert_once(message: Message, *, at: datetime) -> bool:
     message.pk = row[0]
     message._state.adding = False
     return True
+
+
+@cache
+def _message_insert_sql() -> tuple[list[Field[Any, Any]], str]:
+    """The insert's columns and statement, built once per process."""
+    fields = [f for f in Message._meta.concrete_fields if not f.primary_key]
+    columns = ", ".join(connection.ops.quote_name(cast(str, f.column)) for f in fields)  # concrete: a column each
+    placeholders = ", ".join(["%s"] * len(fields))
+    # Table and column names come from the model; every value is bound.
+    sql = f"INSERT INTO {Message._meta.db_table} ({columns}) VALUES ({placeholders}) ON CONFLICT (provider_sid) DO NOTHING RETURNING id"  # noqa: S608, E501
+    return fields, sql
 
 
 def _media_record(message: Message, urls: list[tuple[int, str]], params: Mapping[str, str]) -> list[Media]:
