@@ -38,6 +38,7 @@ FROZEN = {
     "blind/batch-020.jsonl": "fa93a59f4bb40dd17a62f39f4180b5e2a1363c24d20076c7d8d63584b89a9067",
     "blind/batch-021.jsonl": "ae44c356204f4afe27b8d34c31e7269fd767b740097598ea617b3ba516cb43d0",
     "blind/batch-022.jsonl": "aad4143b1ea85122066f4c8d06cbfc98156e92f799888227e8513bcc525b70b9",
+    "blind/batch-023.jsonl": "788c5e220db498c263bd5d7a77ff43685819b3a285ad2de58068696589f45dcd",
 }
 FIELDS = {
     "id",
