@@ -6,9 +6,9 @@ tempting question without an answer ("can I have a barbecue on the balcony"
 where the documents ban bonfires) finds passages as close as real answers do.
 The head adds what the question itself says: a logistic regression on the
 query's embedding and the similarities of the hits the tenant would be shown,
-trained on the labelled dev questions (``manage.py train_answerability``).
-Questions of permission, money or features a home guide does not describe are
-the ones documents leave open, whatever the agency.
+trained on the labelled dev questions (``manage.py train_answerability``). It
+weighs how such questions usually end; it cannot read whether a passage says
+what was asked (docs/retrieval.md has what it gains and where it fails).
 
 The artefact (``retrieval/artefacts/answerability.json``) holds the head, the
 operating point chosen on dev and its figures. It is read once per process,
