@@ -391,8 +391,7 @@ def answerability_report(
         return None
     features, _ = answerability_dataset(prepared, corpus, params=params)
     probabilities = head.probabilities(features)
-    threshold = settings.SEARCH_ANSWERABLE_MIN_PROBABILITY
-    threshold = head.threshold if threshold is None else threshold
+    threshold = head.cut
     found = {r.query.id: r.hit_at_k for r in hybrid}
     answerable = [
         (prob, found[p.query.id]) for p, prob in zip(prepared, probabilities, strict=True) if p.query.relevant

@@ -65,6 +65,12 @@ class AnswerabilityHead:
     intercept: float
     threshold: float
 
+    @property
+    def cut(self) -> float:
+        """The operating point in use: ``SEARCH_ANSWERABLE_MIN_PROBABILITY`` when set, else the artefact's."""
+        override = settings.SEARCH_ANSWERABLE_MIN_PROBABILITY
+        return self.threshold if override is None else override
+
     def probability(self, embedding: Sequence[float], hits: Sequence[SearchHit]) -> float:
         """The chance that one of ``hits`` answers the question."""
         return float(self.probabilities(answerability_features(embedding, hits)[None, :])[0])
@@ -86,7 +92,7 @@ def head_from_artefact(artefact: Any) -> AnswerabilityHead:
         intercept=float(artefact["intercept"]),
         threshold=float(artefact["threshold"]),
     )
-    if not head.mean.ndim == 1 or not head.mean.shape == head.scale.shape == head.coef.shape:
+    if head.mean.ndim != 1 or not head.mean.shape == head.scale.shape == head.coef.shape:
         raise ValueError("answerability artefact: mean, scale and coef differ in shape: retrain")
     return head
 
@@ -124,8 +130,7 @@ def passages_answer(embedding: Sequence[float] | None, hits: Sequence[SearchHit]
     head = answerability_head()
     ranked = sum(h.vector_distance is not None for h in hits)
     if head is not None and embedding is not None and ranked >= 2:
-        threshold = settings.SEARCH_ANSWERABLE_MIN_PROBABILITY
-        return head.probability(embedding, hits) >= (head.threshold if threshold is None else threshold)
+        return head.probability(embedding, hits) >= head.cut
     similarity = answer_similarity(list(hits))
     return similarity is None or similarity >= settings.SEARCH_ANSWER_MIN_SIMILARITY
 
