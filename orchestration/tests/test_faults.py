@@ -47,12 +47,21 @@ def test_worker_killed_mid_turn_handles_the_message_once_after_restart(
     assert message.processed_at is None and replies_to(PHONE) == []
 
     # A new worker; Redis redelivers the unacknowledged task after the
-    # visibility timeout, and the sweeper re-queues from the database: both
-    # paths may run, the message is still answered once.
+    # visibility timeout (the worker looks every second: by default it looks
+    # when it starts, which can be before the timeout has passed, and then
+    # only every 100 s), and the sweeper re-queues from the database (its
+    # lease on the message, taken at receipt, counted as run out, unless the
+    # redelivered turn holds the row): either or both paths run, and the
+    # message is still answered once.
     celery_worker_factory(
-        INBOUND_COALESCE_SECONDS="0", CELERY_VISIBILITY_TIMEOUT="3", CELERY_TASK_TIME_LIMIT="0"
+        INBOUND_COALESCE_SECONDS="0",
+        CELERY_VISIBILITY_TIMEOUT="3",
+        CELERY_TASK_TIME_LIMIT="0",
+        CELERY_UNACKED_RESTORE_INTERVAL="1",
+        CELERY_UNACKED_RESTORE_THROTTLE="1",
     ).start()
     settings.INBOUND_SWEEP_GRACE_SECONDS = 0
+    settings.SWEEP_LEASE_SECONDS = 0
     channel_sweep()
     wait_for(lambda: len(replies_to(PHONE)) == 1, timeout=60, message="one reply")
     settle(lambda: len(replies_to(PHONE)) == 1 and Turn.objects.count() == 1, seconds=5)
