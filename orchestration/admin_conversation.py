@@ -5,6 +5,8 @@ emergencies and orchestration, so it lives at the top with the engine."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -313,12 +315,22 @@ def turn_view(turn: Turn) -> dict:
                 "score": hit.get("score", ""),
                 "vector_rank": hit.get("vector_rank"),
                 "keyword_rank": hit.get("keyword_rank"),
+                "answers": _answers(hit),
             }
             for hit in turn.retrieval_hits or []
             if isinstance(hit, dict)
         ],
         "url": reverse("admin:orchestration_turn_change", args=[turn.pk]),
     }
+
+
+def _answers(hit: dict[str, Any]) -> str:
+    """Whether the search took its passages to answer, with the answerability
+    head's probability where it decided (older traces have neither)."""
+    if "answers" not in hit:
+        return ""
+    said = "yes" if hit["answers"] else "no"
+    return f"{said} ({hit['answerability']:.0%})" if hit.get("answerability") is not None else said
 
 
 # --- Messages and media ------------------------------------------------------------

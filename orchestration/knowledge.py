@@ -13,7 +13,7 @@ from conversations.models import Conversation
 from llm.types import NO_ANSWER, PASSAGE_SEPARATOR
 from orchestration.context import TurnContext
 from orchestration.trace import Decision
-from retrieval.answerability import passages_answer
+from retrieval.answerability import passages_verdict
 from retrieval.search import knowledge_search, query_embedding
 
 logger = logging.getLogger(__name__)
@@ -35,9 +35,13 @@ def knowledge_lookup(*, conversation: Conversation, query: str) -> tuple[str, li
         embedding=embedding,
     )
     elapsed = int((time.monotonic() - started) * 1000)
-    answers = passages_answer(embedding, hits)
-    trace = [{**hit.as_trace(), "answers": answers} for hit in hits]
-    if not answers:
+    verdict = passages_verdict(embedding, hits)
+    # The head's probability beside each hit, where it decided: why the model was told "no answer".
+    judged = {"answers": verdict.answers} | (
+        {"answerability": round(verdict.probability, 3)} if verdict.probability is not None else {}
+    )
+    trace = [{**hit.as_trace(), **judged} for hit in hits]
+    if not verdict.answers:
         return NO_ANSWER, trace, elapsed
     text = PASSAGE_SEPARATOR.join(
         f"[{n}] {hit.document_title} > {hit.heading_path}\n{hit.text}" for n, hit in enumerate(hits, 1)

@@ -117,7 +117,13 @@ def head_for_model(name: str, dimensions: int) -> AnswerabilityHead | None:
     return head
 
 
-def passages_answer(embedding: Sequence[float] | None, hits: Sequence[SearchHit]) -> bool:
+@dataclass(frozen=True)
+class Verdict:
+    answers: bool
+    probability: float | None  # the head's; None where the cosine rule decided
+
+
+def passages_verdict(embedding: Sequence[float] | None, hits: Sequence[SearchHit]) -> Verdict:
     """Whether the hits are taken to answer: the head at its operating point
     (``SEARCH_ANSWERABLE_MIN_PROBABILITY`` overrides it), else the best cosine
     against ``SEARCH_ANSWER_MIN_SIMILARITY``. The head reads only what it was
@@ -126,13 +132,14 @@ def passages_answer(embedding: Sequence[float] | None, hits: Sequence[SearchHit]
     re-embedded) are left to the cosine rule, which takes keyword hits alone as
     answers."""
     if not hits:
-        return False
+        return Verdict(answers=False, probability=None)
     head = answerability_head()
     ranked = sum(h.vector_distance is not None for h in hits)
     if head is not None and embedding is not None and ranked >= 2:
-        return head.probability(embedding, hits) >= head.cut
+        probability = head.probability(embedding, hits)
+        return Verdict(answers=probability >= head.cut, probability=probability)
     similarity = answer_similarity(list(hits))
-    return similarity is None or similarity >= settings.SEARCH_ANSWER_MIN_SIMILARITY
+    return Verdict(answers=similarity is None or similarity >= settings.SEARCH_ANSWER_MIN_SIMILARITY, probability=None)
 
 
 # --- training (manage.py train_answerability) -------------------------------------------------

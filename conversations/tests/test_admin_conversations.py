@@ -44,6 +44,7 @@ def test_conversation_page_shows_transcript_photos_state_traces_and_alerts(clien
     assert "identity is unidentified; confirm the property first" in html
     assert "Tenant handbook" in html
     assert "Plumbing &gt; Taps" in html
+    assert "<td>no (32%)</td>" in html  # the passages were not taken to answer, and the head's probability
     assert "1234→56 tokens" in html
     assert "$0.004321" in html
     # the trace follows the inbound message it handled, before the reply

@@ -221,6 +221,7 @@ def test_a_question_the_documents_do_not_answer_gets_no_passages_to_guess_from(
     assert NO_ANSWER.split(".")[0] in tool_result and "filling loop" not in tool_result
     turn = Turn.objects.latest("id")
     assert turn.retrieval_hits and not any(hit["answers"] for hit in turn.retrieval_hits)
+    assert all(0.0 <= hit["answerability"] <= 1.0 for hit in turn.retrieval_hits)  # the head decided, and why
 
     settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = 0.0  # the same question, every passage taken as an answer
     anthropic_stub.queue(

@@ -116,6 +116,8 @@ class TurnFactory(factory.django.DjangoModelFactory[Turn]):
                 "score": 0.031,
                 "vector_rank": 1,
                 "keyword_rank": 2,
+                "answers": False,
+                "answerability": 0.321,
             }
         ]
     )

@@ -16,10 +16,14 @@ from retrieval.answerability import (
     head_for_model,
     head_from_artefact,
     operating_point,
-    passages_answer,
+    passages_verdict,
 )
 from retrieval.embeddings import embedding_backend
 from retrieval.search import SearchHit
+
+
+def answers(embedding, hits) -> bool:
+    return passages_verdict(embedding, hits).answers
 
 
 def hit(distance: float | None) -> SearchHit:
@@ -66,11 +70,11 @@ def test_the_head_decides_at_its_operating_point_and_the_setting_overrides_it(ar
     settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = None
     settings.SEARCH_ANSWER_MIN_SIMILARITY = 0.0  # the cosine floor is not what decides here
     embedding = [0.0] * embedding_backend().dimensions
-    assert passages_answer(embedding, [hit(0.2), hit(0.5)])  # best cosine 0.8: probability 0.73 >= 0.5
-    assert not passages_answer(embedding, [hit(0.4), hit(0.5)])  # best cosine 0.6: probability 0.27
+    assert answers(embedding, [hit(0.2), hit(0.5)])  # best cosine 0.8: probability 0.73 >= 0.5
+    assert not answers(embedding, [hit(0.4), hit(0.5)])  # best cosine 0.6: probability 0.27
     settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = 0.9
-    assert not passages_answer(embedding, [hit(0.2), hit(0.5)])
-    assert not passages_answer(embedding, [])  # nothing found answers nothing
+    assert not answers(embedding, [hit(0.2), hit(0.5)])
+    assert not answers(embedding, [])  # nothing found answers nothing
 
 
 def test_fewer_than_two_vector_hits_are_left_to_the_cosine_rule(artefact, settings):
@@ -80,10 +84,10 @@ def test_fewer_than_two_vector_hits_are_left_to_the_cosine_rule(artefact, settin
     settings.SEARCH_ANSWERABLE_MIN_PROBABILITY = None
     settings.SEARCH_ANSWER_MIN_SIMILARITY = 0.75
     embedding = [0.0] * embedding_backend().dimensions
-    assert not passages_answer(embedding, [hit(0.2), hit(0.3)])  # the head reads two
-    assert passages_answer(embedding, [hit(0.2)])  # one: cosine 0.8 >= 0.75
-    assert not passages_answer(embedding, [hit(0.3), hit(None)])  # one: cosine 0.7
-    assert passages_answer(embedding, [hit(None), hit(None)])  # words alone: taken as answers, as before
+    assert not answers(embedding, [hit(0.2), hit(0.3)])  # the head reads two
+    assert answers(embedding, [hit(0.2)])  # one: cosine 0.8 >= 0.75
+    assert not answers(embedding, [hit(0.3), hit(None)])  # one: cosine 0.7
+    assert answers(embedding, [hit(None), hit(None)])  # words alone: taken as answers, as before
 
 
 def test_a_head_for_another_model_or_a_broken_file_leaves_the_cosine_floor_to_decide(artefact, settings, caplog):
@@ -92,7 +96,7 @@ def test_a_head_for_another_model_or_a_broken_file_leaves_the_cosine_floor_to_de
     embedding = [0.0] * embedding_backend().dimensions
     write(artefact, model="some-other-model", bias=-100)  # would flag everything if it were used
     assert answerability_head() is None
-    assert passages_answer(embedding, [hit(0.2), hit(0.3)]) and not passages_answer(embedding, [hit(0.3), hit(0.4)])
+    assert answers(embedding, [hit(0.2), hit(0.3)]) and not answers(embedding, [hit(0.3), hit(0.4)])
 
     for broken in ("{not json", "[1, 2]", json.dumps({"format": answerability.FORMAT, "embedding_model": "x"})):
         head_for_model.cache_clear()
@@ -101,7 +105,7 @@ def test_a_head_for_another_model_or_a_broken_file_leaves_the_cosine_floor_to_de
         with caplog.at_level(logging.WARNING, logger="retrieval.answerability"):
             assert answerability_head() is None
         assert "answerability head unavailable" in caplog.text
-        assert passages_answer(embedding, [hit(0.2), hit(0.3)]) and not passages_answer(embedding, [hit(0.3), hit(0.4)])
+        assert answers(embedding, [hit(0.2), hit(0.3)]) and not answers(embedding, [hit(0.3), hit(0.4)])
 
 
 def test_an_artefact_of_another_format_or_shape_is_refused_with_a_reason():
