@@ -61,6 +61,17 @@ def test_conversation_page_shows_transcript_photos_state_traces_and_alerts(clien
     assert 'name="_save"' not in html
 
 
+def test_a_trace_from_before_the_answerability_head_still_shows_its_hits(client, alice):
+    hit = {"chunk_id": 2, "document": "Old guide", "heading": "Bins", "score": 0.02, "vector_rank": 1}
+    turn = TurnFactory(
+        conversation=alice.conversation, retrieval_hits=[hit, {**hit, "heading": "Keys", "answers": True}]
+    )
+    html = page(client, alice.conversation).content.decode()
+    row = html[html.index(f'id="turn-{turn.pk}"') :]
+    assert "<td>Bins</td>" in row and "<td>—</td></tr>" in row  # no verdict recorded: a dash
+    assert "<td>yes</td>" in row  # a verdict without the head's probability
+
+
 def test_a_reply_that_could_not_be_sent_is_shown_with_its_reason(client, alice):
     alice.outbound.status = Message.Status.FAILED
     alice.outbound.error_code = "63016"
