@@ -1,7 +1,10 @@
 """Signed WhatsApp webhook posts at the app under gunicorn, next to a bare
 Django view in the same run: sustained requests per second, p50/p95/p99
 acknowledgement latency, and how many messages were lost or duplicated (each
-must be zero).
+must be zero). Each phase also prints the CPU milliseconds per request of
+gunicorn, PostgreSQL, Redis and the load generator (``benchmarks/_cpu.py``):
+when the load generator is near one full core, the bare view's req/s is the
+generator's limit, and the server's CPU per request is the fairer ratio.
 
 No Celery worker runs: the webhook's work ends when the processing task is in
 Redis, so the benchmark counts the queued tasks too (one per new message; a
@@ -25,6 +28,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlencode
 
+from _cpu import cpu_groups, cpu_line, cpu_used, server_ms
 from _stack import (
     AUTH_TOKEN,
     WEBHOOK_PATH,
@@ -89,13 +93,23 @@ def main() -> int:
             f"{os.cpu_count()} cores"
         )
         print(f"  load average at start {os.getloadavg()[0]:.2f}")
+        groups = cpu_groups(gunicorn_pid=children["web"].pid, data_dir=data_dir)
         bare = SignedPoster(args.port, "/bare")
-        bare_wall = drive(bare, deliveries, args.senders)
+        with cpu_used(groups) as bare_cpu:
+            bare_wall = drive(bare, deliveries, args.senders)
         report("bare view", bare, bare_wall)
+        print(f"             {cpu_line(bare_cpu, len(deliveries), bare_wall)}")
         webhook = SignedPoster(args.port)
-        webhook_wall = drive(webhook, deliveries, args.senders)
+        with cpu_used(groups) as webhook_cpu:
+            webhook_wall = drive(webhook, deliveries, args.senders)
         report("webhook", webhook, webhook_wall)
+        print(f"             {cpu_line(webhook_cpu, len(deliveries), webhook_wall)}")
         print(f"  webhook / bare view: {bare_wall / webhook_wall:.2f}x   load average at end {os.getloadavg()[0]:.2f}")
+        bare_ms, webhook_ms = server_ms(bare_cpu, len(deliveries)), server_ms(webhook_cpu, len(deliveries))
+        print(
+            f"  server CPU per request (all but the load generator): bare view {bare_ms:.2f} ms, "
+            f"webhook {webhook_ms:.2f} ms: {bare_ms / webhook_ms:.2f}x"
+        )
         lost, duplicated, tasks = audit(webhook.accepted, warmup=messages)
         print(
             f"  messages stored {len(webhook.accepted) - lost}/{len(webhook.accepted)}: "
