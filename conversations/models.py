@@ -169,6 +169,10 @@ class Message(models.Model):
     # Inbound: when the emergency screening of this message finished (the
     # emergencies app decides; null while it is still to run).
     screened_at = models.DateTimeField(null=True, blank=True)
+    # Inbound: the safety text the webhook's own answer (TwiML) carried, so that
+    # Twilio's repeat of the delivery gets the same answer; blank when the text
+    # went as a WhatsApp message, or there was none.
+    twiml_reply = models.TextField(blank=True, default="")
     sent_at = models.DateTimeField(null=True, blank=True)
     status_updated_at = models.DateTimeField(null=True, blank=True)
     # The lease on queued work (inbound processing, outbound sending): when a

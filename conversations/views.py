@@ -16,6 +16,7 @@ from django.views.decorators.http import require_POST
 
 from conversations.delivery import message_status_update
 from conversations.inbound import SID_MAX_CHARS, message_record_inbound, payload_clean
+from conversations.outbound import text_split
 from conversations.twilio_client import twilio_signature_valid
 
 logger = logging.getLogger(__name__)
@@ -62,7 +63,8 @@ def database_down_is_503(view: Callable[[HttpRequest], HttpResponse]) -> Callabl
 
 
 def twiml(replies: list[str]) -> HttpResponse:
-    messages = "".join(f"<Message>{escape(text)}</Message>" for text in replies)
+    """Each reply as one or more ``<Message>``: Twilio refuses a body over 1 600 characters."""
+    messages = "".join(f"<Message>{escape(part)}</Message>" for text in replies for part in text_split(text))
     body = f'<?xml version="1.0" encoding="UTF-8"?><Response>{messages}</Response>'
     return HttpResponse(body, content_type="text/xml")
 

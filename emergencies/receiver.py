@@ -4,27 +4,33 @@ message and returns the safety text for the TwiML when the request decides
 
 from __future__ import annotations
 
+from django.db import transaction
+
 from conversations.models import Message
-from emergencies.models import EmergencyAlert
-from emergencies.screening import SAFETY_PURPOSE, message_screen_in_request
+from emergencies.screening import message_screen_in_request
 
 
 def on_inbound_stored(sender, message, repeat=False, **kwargs) -> str | None:
-    if (conversation_id := message.conversation_id) is None:
+    if message.conversation_id is None:
         return None
-    if repeat:  # the same TwiML as the first delivery got, unless a WhatsApp message carried it
-        return _reply_given_in_request(message, conversation_id)
+    if repeat:
+        return _repeat_reply(message)
     return message_screen_in_request(message)
 
 
-def _reply_given_in_request(message: Message, conversation_id: int) -> str | None:
-    sent = EmergencyAlert.objects.filter(message=message).values_list("safety_reply", flat=True).first()
-    if not sent:
+def _repeat_reply(message: Message) -> str | None:
+    """Twilio repeats a delivery when our answer was slow or lost: answer with
+    the safety text the first answer carried (``Message.twiml_reply``). The
+    first delivery's request may still be screening the message: its row lock
+    makes this wait for that decision. A message nobody has screened yet (the
+    first request died after storing it) is screened here where the request
+    decides; the worker's part is already queued, or left to the sweeper."""
+    with transaction.atomic():
+        row = Message.objects.select_for_update().filter(pk=message.pk).values_list("screened_at", "twiml_reply")
+        screened = row.first()
+    if screened is None:
         return None
-    sent_by_worker = Message.objects.filter(
-        conversation_id=conversation_id,
-        direction=Message.Direction.OUTBOUND,
-        raw_payload__purpose=SAFETY_PURPOSE,
-        pk__gt=message.pk,
-    ).exists()
-    return None if sent_by_worker else sent
+    screened_at, twiml_reply = screened
+    if screened_at is None:
+        return message_screen_in_request(message, repeat=True)
+    return twiml_reply or None

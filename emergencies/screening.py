@@ -67,16 +67,20 @@ def classifier_in_worker() -> bool:
     return settings.EMERGENCY_CLASSIFIER != "off"
 
 
-def message_screen_in_request(message: Message) -> str | None:
+def message_screen_in_request(message: Message, *, repeat: bool = False) -> str | None:
     """The webhook's part: the safety text for the TwiML, or None (no
     emergency, the worker decides, or a turn already screened it: the turn is
-    queued when the message commits, before this runs)."""
+    queued when the message commits, before this runs). ``repeat``: Twilio's
+    repeat of a delivery whose message is still unscreened; the worker's part
+    is left to the task the first delivery queued, or to the sweeper."""
     conversation = message.conversation
     assert conversation is not None
     detection = None
     if message.body and classifier_in_worker():
         own = _own_rules_match(message)
         if own is None:
+            if repeat:
+                return None
             if queue_task(EMERGENCY_SCREEN, [message.pk]):
                 return None
             logger.warning("message %s: Redis is down, screening it in the request", message.pk)
@@ -108,7 +112,8 @@ def message_screen(*, message_id: int, stage: str, detection: Detection | None =
         # Typed words alone need no query for media; a voice note's are its transcript.
         text = message_text(message) if message.kind == AUDIO or not message.body else message.body
         result = _decide(message, detection if detection is not None else _detect(message, text)) if text else None
-        _screened_mark(message.pk)
+        in_answer = result.reply if result is not None and stage == "request" else ""
+        _screened_mark(message.pk, twiml_reply=in_answer)
         safety = []
         if result is not None and result.reply and stage != "request":
             safety = outbound_text_queue(
@@ -192,8 +197,37 @@ def _decide(message: Message, detection: Detection) -> Screened:
     return Screened(detection=detection, reply=reply, alert=alert)
 
 
-def _screened_mark(message_id: int) -> None:
-    Message.objects.filter(pk=message_id, screened_at__isnull=True).update(screened_at=timezone.now())
+def _screened_mark(message_id: int, *, twiml_reply: str = "") -> None:
+    """Screened now; ``twiml_reply`` is the safety text the webhook's answer carries (a repeat answers the same)."""
+    changes = {"screened_at": timezone.now(), **({"twiml_reply": twiml_reply} if twiml_reply else {})}
+    Message.objects.filter(pk=message_id, screened_at__isnull=True).update(**changes)
+
+
+def safety_unsent_send(*, now: datetime | None = None, limit: int = 50) -> int:
+    """The sweeper's part: safety texts still waiting ``EMERGENCY_SCREEN_GRACE_SECONDS``
+    after they were written (the worker died between the screening's commit and
+    the send, or a retry was lost), sent now rather than when the outbound
+    sweeper's lease runs out minutes later. The send claims each row, so one
+    sent meanwhile is not sent twice; one Twilio refuses for now waits for the
+    next sweep. Returns how many were tried."""
+    now = now or timezone.now()
+    ids = list(
+        Message.objects.filter(
+            direction=Message.Direction.OUTBOUND,
+            status=Message.Status.PENDING,
+            raw_payload__purpose=SAFETY_PURPOSE,
+            created_at__lt=now - timedelta(seconds=settings.EMERGENCY_SCREEN_GRACE_SECONDS),
+            created_at__gte=now - timedelta(hours=settings.EMERGENCY_SCREEN_WINDOW_HOURS),
+        )
+        .order_by("id")
+        .values_list("id", flat=True)[:limit]
+    )
+    for message_id in ids:
+        try:
+            message_send(message_id=message_id)
+        except SendRetry:
+            logger.warning("safety text %s: Twilio refused it for now; the next sweep tries again", message_id)
+    return len(ids)
 
 
 def unscreened_screen(*, now: datetime | None = None, limit: int = 200) -> int:

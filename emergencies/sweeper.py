@@ -1,5 +1,6 @@
 """Finish emergency work that Redis or a worker lost: messages nobody screened,
-validations still pending and landlord emails not yet sent; and a
+safety texts written but not sent, validations still pending and landlord
+emails not yet sent; and a
 conversation's alert stamp (``emergency_alerted_at``) that an alert did not
 move.
 
@@ -20,13 +21,14 @@ from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_VALIDATE, queue_task
 from conversations.models import Conversation
 from conversations.sweeper import lease_take
 from emergencies.models import EmergencyAlert
-from emergencies.screening import unscreened_screen
+from emergencies.screening import safety_unsent_send, unscreened_screen
 
 logger = logging.getLogger(__name__)
 
 
 def emergency_sweep() -> dict[str, int]:
     screened = unscreened_screen()
+    resent = safety_unsent_send()
     now = timezone.now()
     cutoff = now - timedelta(seconds=settings.EMERGENCY_SWEEP_GRACE_SECONDS)
     unvalidated = Q(status=EmergencyAlert.Status.PENDING, source=EmergencyAlert.Source.KEYWORD)
@@ -51,7 +53,13 @@ def emergency_sweep() -> dict[str, int]:
             over,
             settings.SWEEP_MAX_REQUEUES,
         )
-    return {"screened": screened, "validate": validate, "notify": notify, "stamped": alert_stamps_repair()}
+    return {
+        "screened": screened,
+        "safety_sent": resent,
+        "validate": validate,
+        "notify": notify,
+        "stamped": alert_stamps_repair(),
+    }
 
 
 def alert_stamps_repair() -> int:

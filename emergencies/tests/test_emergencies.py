@@ -124,6 +124,19 @@ def test_organization_safety_text_overrides_the_default(home, post_inbound):
     assert safety_texts(PHONE) == ["Custom: call Cadent now."]
 
 
+def test_a_safety_text_over_twilios_limit_goes_back_in_parts(home, post_inbound, settings):
+    """Twilio refuses a TwiML message over 1 600 characters: the whole answer would be lost."""
+    import re
+
+    settings.EMERGENCY_CLASSIFIER = "off"  # the rules decide in the request and answer in the TwiML
+    sentences = [f"Step {n}: keep everyone away from the cooker and the meter cupboard." for n in range(30)]
+    SafetyMessage.objects.create(organization=home, country="GB", category="gas", body=" ".join(sentences))
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!")
+    parts = re.findall(r"<Message>(.*?)</Message>", response.content.decode(), flags=re.DOTALL)
+    assert len(parts) == 2 and all(len(part) <= 1600 for part in parts)
+    assert " ".join(parts) == " ".join(sentences)
+
+
 def test_us_fire_gets_911(home, post_inbound):
     home.country = "US"
     home.save()
@@ -172,6 +185,90 @@ def test_twilio_retrying_a_message_gets_the_first_reply_and_raises_no_second_ale
     EmergencyRule.objects.filter(category="gas").update(enabled=False)  # rules change between the two
     again = post_inbound(first.params)  # the same MessageSid
     assert again.content == first.content and "0800 111 999" in again.content.decode()
+    assert EmergencyAlert.objects.count() == 1
+
+
+def test_a_repeat_of_a_message_not_yet_screened_screens_it_and_answers_with_the_safety_text(
+    home, post_inbound, settings, monkeypatch
+):
+    """Twilio retried while the first request had not screened the message
+    (slow, or it died after storing it): the repeat is the only answer left."""
+    import emergencies.receiver
+
+    settings.EMERGENCY_CLASSIFIER = "off"  # the rules decide in the request
+    screen = emergencies.receiver.message_screen_in_request
+    monkeypatch.setattr(emergencies.receiver, "message_screen_in_request", lambda message: None)
+    first = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
+    assert "999" not in first.content.decode() and Message.objects.get().screened_at is None
+    monkeypatch.setattr(emergencies.receiver, "message_screen_in_request", screen)
+    again = post_inbound(first.params)
+    assert "0800 111 999" in again.content.decode()
+    assert EmergencyAlert.objects.count() == 1 and Message.objects.get(direction="inbound").screened_at
+
+
+def test_a_repeat_after_a_second_report_moments_later_gets_its_safety_text_again(home, post_inbound, settings):
+    """The second gas report raises no second alert but its answer carries the
+    text: Twilio's repeat of it must carry the text too."""
+    settings.EMERGENCY_CLASSIFIER = "off"
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
+    second = post_inbound(phone=PHONE, to=ORG_NUMBER, body="the gas smell is getting worse")
+    assert "0800 111 999" in second.content.decode() and EmergencyAlert.objects.count() == 1
+    again = post_inbound(second.params)
+    assert again.content == second.content
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_repeat_arriving_while_the_first_request_screens_waits_for_its_answer(home, settings, monkeypatch):
+    """The first delivery holds the message's row while it decides; Twilio's
+    repeat, arriving then, waits and answers with the same safety text."""
+    import threading
+
+    from django.db import connection
+    from django.test import Client
+
+    import emergencies.screening
+    from conftest import AUTH_TOKEN
+    from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
+
+    settings.EMERGENCY_CLASSIFIER = "off"
+    deciding, carry_on = threading.Event(), threading.Event()
+    decide = emergencies.screening._decide
+
+    def slow_decide(message, detection):
+        if threading.current_thread().name == "first":
+            deciding.set()
+            carry_on.wait(10)
+        return decide(message, detection)
+
+    monkeypatch.setattr(emergencies.screening, "_decide", slow_decide)
+    params = inbound_params(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")
+    signature = twilio_signature(auth_token=AUTH_TOKEN, url=settings.PUBLIC_BASE_URL + WEBHOOK_PATH, params=params)
+    answers: dict[str, str] = {}
+
+    def deliver():
+        try:
+            response = Client().post(WEBHOOK_PATH, params, HTTP_X_TWILIO_SIGNATURE=signature)
+            answers[threading.current_thread().name] = response.content.decode()
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=deliver, name="first")
+    first.start()
+    assert deciding.wait(10)
+    repeat = threading.Thread(target=deliver, name="repeat")
+    repeat.start()
+    with connection.cursor() as cursor:  # until the repeat waits on the row the first one holds
+        for _ in range(200):
+            cursor.execute("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock'")
+            if cursor.fetchone()[0]:
+                break
+            threading.Event().wait(0.05)
+        else:
+            pytest.fail("the repeat never waited for the first delivery's screening")
+    carry_on.set()
+    first.join(10)
+    repeat.join(10)
+    assert "0800 111 999" in answers["first"] and answers["repeat"] == answers["first"]
     assert EmergencyAlert.objects.count() == 1
 
 

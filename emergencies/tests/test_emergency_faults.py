@@ -40,9 +40,10 @@ def test_safety_reply_with_redis_stopped_and_claude_failing(
 
     # Still no broker: the sweeper's queueing fails quietly and the alert stays pending.
     settings.EMERGENCY_SWEEP_GRACE_SECONDS = -1
-    assert emergency_sweep() == {"screened": 0, "validate": 1, "notify": 1, "stamped": 0}  # the request screened it
+    queued_again = {"screened": 0, "safety_sent": 0, "validate": 1, "notify": 1, "stamped": 0}
+    assert emergency_sweep() == queued_again  # the request screened it
     assert EmergencyAlert.objects.get().status == "pending"
-    assert emergency_sweep() == {"screened": 0, "validate": 1, "notify": 1, "stamped": 0}  # nothing queued: no lease
+    assert emergency_sweep() == queued_again  # nothing queued: no lease
 
     # When the check does run and Claude is still failing, the alert stays an emergency.
     settings.EMERGENCY_VALIDATION_MAX_RETRIES = 0

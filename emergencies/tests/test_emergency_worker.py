@@ -10,7 +10,7 @@ import pytest
 from conftest import wait_for
 from emergencies.models import EmergencyAlert
 from emergencies.sweeper import emergency_sweep
-from emergencies.testing import safety_texts
+from emergencies.testing import safety_texts, screen_waiting
 from orchestration.testing.fixtures import ORG_NUMBER, PHONE
 
 # No rule knows this wording: only the classifier can catch it.
@@ -80,3 +80,26 @@ def test_a_turn_that_screens_first_leaves_the_request_nothing_to_send(
     alert = EmergencyAlert.objects.get()
     assert safety_texts(PHONE) == [alert.safety_reply]  # sent once, by the turn
     assert alert.safety_reply not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_a_safety_text_written_but_never_sent_goes_out_at_the_next_emergency_sweep(
+    home, post_inbound, queued, twilio_stub, settings, monkeypatch
+):
+    """The worker died between the screening's commit and the send: the
+    emergency sweeper sends it within seconds, not when the outbound lease
+    runs out, and only once."""
+    import emergencies.screening
+    from conversations.models import Message
+
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body=NEWBORN_NO_HEAT)
+    monkeypatch.setattr(emergencies.screening, "_send_now", lambda message_id: None)  # the crash
+    screen_waiting()
+    safety = Message.objects.get(direction="outbound", raw_payload__purpose="safety")
+    assert safety.status == "pending" and twilio_stub.sent == []
+
+    assert emergency_sweep()["safety_sent"] == 0  # within EMERGENCY_SCREEN_GRACE_SECONDS: the worker may still send it
+    settings.EMERGENCY_SCREEN_GRACE_SECONDS = -1
+    assert emergency_sweep()["safety_sent"] == 1
+    assert [sent["Body"] for sent in twilio_stub.sent] == [safety.body]
+    assert emergency_sweep()["safety_sent"] == 0 and len(twilio_stub.sent) == 1
