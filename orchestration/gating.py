@@ -59,6 +59,8 @@ IDENTITY_TRANSITIONS: dict[tuple[str, str], dict[str, str]] = {
     ("find_property", "no_match"): {I.UNIDENTIFIED: I.UNIDENTIFIED, I.IDENTIFIED: I.UNIDENTIFIED},
     ("confirm_property", "confirmed"): {I.IDENTIFIED: I.CONFIRMED},
     ("confirm_property", "rejected"): {I.IDENTIFIED: I.UNIDENTIFIED},
+    # A number with several tenancies turned down the one proposed: still known, it chooses among them.
+    ("confirm_property", "rejected_own"): {I.IDENTIFIED: I.IDENTIFIED},
     ("create_issue", "ok"): {I.CONFIRMED: I.ACTIVE, I.ACTIVE: I.ACTIVE},
     # Before any turn, from the phone number alone (no model involved).
     ("phone_lookup", "one_tenancy"): {I.UNIDENTIFIED: I.CONFIRMED},

@@ -27,6 +27,7 @@ from orchestration.knowledge import knowledge_lookup
 from orchestration.replies import reply_text
 from orchestration.signals import data_request_asked
 from properties.address_match import building_label
+from properties.selectors import tenancies_current
 
 
 @dataclass
@@ -178,6 +179,11 @@ def _find_property(conversation: Conversation, tool_input: dict[str, Any]) -> tu
 def _confirm_property(conversation: Conversation, tool_input: dict[str, Any]) -> tuple[Applied, str]:
     if not tool_input["confirmed"]:
         services.conversation_property_reject(conversation=conversation)
+        if conversation.tenant is not None and tenancies_current(tenant=conversation.tenant):
+            # Not that one of their homes: they stay who they are and choose among the others
+            # (the turn asks which, with buttons); asking for an address would lead nowhere.
+            reply = reply_text("property_rejected_own", language=conversation.language)
+            return Applied(reply=reply, result="candidate rejected: asked which of their homes"), "rejected_own"
         reply = reply_text("property_rejected", language=conversation.language)
         return Applied(reply=reply, result="candidate rejected"), "rejected"
     prop = services.conversation_property_confirm(

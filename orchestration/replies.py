@@ -148,6 +148,13 @@ REPLIES: dict[str, dict[str, str]] = {
         "ro": "Nicio problemă. Care este adresa sau codul poștal?",
         "pt": "Sem problema. Qual é a sua morada ou código postal?",
     },
+    "property_rejected_own": {  # a tenant with several homes said the proposed one is not it; the choice follows
+        "en": "No problem.",
+        "pl": "Nie ma problemu.",
+        "es": "No hay problema.",
+        "ro": "Nicio problemă.",
+        "pt": "Sem problema.",
+    },
     "property_confirmed_lead": {  # when the assistant goes on with the report the tenant already began
         "en": "Thanks, that's {address}.",
         "pl": "Dziękujemy, to {address}.",

@@ -427,6 +427,21 @@ def test_a_tenant_with_two_homes_can_pin_one_and_confirm_it(two_homes, send):
     assert conversation.identity_status == "confirmed" and conversation.property.code == "HOUSE-9"
 
 
+def test_a_tenant_with_two_homes_who_says_no_to_the_pinned_one_chooses_the_other(two_homes, send):
+    """Saying no must not make them a stranger: find_property is closed to a
+    number with tenancies, so an address would lead nowhere."""
+    send("the heating is off", model=[call("respond", message="Sorry to hear that.")])
+    send(extra=pin("53.801100", "-1.550000"))  # near 9 Park Row (HOUSE-9), but the heating is off at the flat
+    replies = send("No", extra=tap("confirm_property:no:HOUSE-9", "No"))
+    conversation = conversation_for(STRANGER)
+    assert conversation.identity_status == "identified" and conversation.candidate_property is None
+    assert replies[0].body == "No problem."
+    assert replies[1].raw_payload["purpose"] == "property_choice" and "1. Flat 1, 12 Harbour Street" in replies[1].body
+    send("1", extra=tap("choose_property:pick:FLAT-1", "1"), model=[call("ask_for_details", question="Which room?")])
+    conversation = conversation_for(STRANGER)
+    assert conversation.identity_status == "confirmed" and conversation.property.code == "FLAT-1"
+
+
 def test_a_tenants_pin_never_proposes_a_home_that_is_not_theirs(two_homes, placed, send):
     PropertyFactory(organization=placed, code="NEXT-DOOR", latitude=Decimal("53.700000"), longitude=Decimal("0"))
     send("the heating is off", model=[call("respond", message="Sorry to hear that.")])
