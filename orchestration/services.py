@@ -162,5 +162,6 @@ def conversation_escalate(
                 f"Reason: {reason}",
                 settings.DEFAULT_FROM_EMAIL,
                 [organization.notification_email],
-            )
+            ),
+            robust=True,  # a mail server that refuses is logged; the reply's send, also on commit, still goes
         )

@@ -298,6 +298,29 @@ def test_an_emergency_the_keywords_missed_still_gets_safety_advice_and_an_alert(
 # --- escalation pauses the assistant -------------------------------------------------------------
 
 
+def test_an_escalation_email_that_fails_does_not_hold_back_the_reply(
+    home, tenant_says, queued, monkeypatch, django_capture_on_commit_callbacks
+):
+    """The landlord's email and the tenant's reply both go on commit: a mail
+    server that refuses must not stop the reply's send behind it."""
+    import smtplib
+
+    import orchestration.services
+
+    def refused(*args, **kwargs):
+        raise smtplib.SMTPException("relay refused")
+
+    monkeypatch.setattr(orchestration.services, "send_mail", refused)
+    with django_capture_on_commit_callbacks(execute=True):
+        replies = tenant_says(
+            "I want to speak to a real person",
+            model=[call("escalate", reason="asks for a person", message="I've passed this to the team.")],
+        )
+    reply = Message.objects.get(direction="outbound", body="I've passed this to the team.")
+    assert replies == [reply.body]
+    assert ("outbound.send", [[reply.pk]]) in [(name, args) for name, args, _ in queued]
+
+
 def test_escalating_pauses_the_assistant_until_a_person_hands_back(home, tenant_says):
     from conversations.takeover import conversation_handback
 
