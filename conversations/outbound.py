@@ -3,7 +3,10 @@
 ``outbound_text_queue`` stores the outbound Message rows (text over WhatsApp's
 1600-character limit is split at sentence or word boundaries, in order) and
 queues their sending after the surrounding transaction commits, so a rolled-back
-turn never sends anything.
+turn never sends anything. Inside ``outbound_sent_together`` (a turn) every
+message queued goes to the outbound worker as one task, in the order written,
+so a reply and the question after it never overtake each other on concurrent
+workers.
 
 Both senders are the door where a tenant's opt-out (STOP) is applied
 (``opt_out.opt_out_refusal``): a message the tenant opted out of is stored
@@ -14,6 +17,9 @@ so the landlord sees in the conversation what was not sent and why.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 from django.db import transaction
@@ -26,6 +32,31 @@ from conversations.sweeper import queue_leased
 from properties.models import Organization
 
 WHATSAPP_MAX_CHARS = 1600
+
+# The ids queued inside ``outbound_sent_together``; None outside it.
+_sent_together: ContextVar[list[int] | None] = ContextVar("outbound_sent_together", default=None)
+
+
+@contextmanager
+def outbound_sent_together() -> Iterator[None]:
+    """Send what is queued in the block as one task, in order, when the
+    surrounding transaction commits (nothing if the block raises)."""
+    ids: list[int] = []
+    token = _sent_together.set(ids)
+    try:
+        yield
+    finally:
+        _sent_together.reset(token)
+    if ids:
+        transaction.on_commit(lambda: outbound_send_queue(ids))
+
+
+def _send_on_commit(ids: list[int]) -> None:
+    together = _sent_together.get()
+    if together is not None:
+        together.extend(ids)
+    else:
+        transaction.on_commit(lambda: outbound_send_queue(ids))
 
 
 def text_split(body: str, *, limit: int = WHATSAPP_MAX_CHARS) -> list[str]:
@@ -87,9 +118,8 @@ def outbound_text_queue(
         )
         for part in text_split(body)
     ]
-    ids = [message.pk for message in messages]
     if queue and not refusal:
-        transaction.on_commit(lambda: outbound_send_queue(ids))
+        _send_on_commit([message.pk for message in messages])
     return messages
 
 
@@ -154,7 +184,7 @@ def outbound_choice_queue(
         **_state(refusal),
     )
     if not refusal:
-        transaction.on_commit(lambda: outbound_send_queue([message.pk]))
+        _send_on_commit([message.pk])
     return message
 
 

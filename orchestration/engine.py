@@ -31,7 +31,7 @@ from django.db.models import ForeignKey
 
 from conversations import message_kinds
 from conversations.models import Conversation, IdentityStatus, Message
-from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
+from conversations.outbound import Choice, outbound_choice_queue, outbound_sent_together, outbound_text_queue
 from llm.types import ToolCall
 from orchestration import buttons, contractor_turns, repair_answers, services
 from orchestration.context import (
@@ -94,7 +94,7 @@ def turn_run(*, conversation_id: int, message_ids: list[int]) -> Turn | None:
 
 
 def _turn(conversation_id: int, message_ids: list[int], started: float, decision: Decision) -> Turn | None:
-    with transaction.atomic():
+    with transaction.atomic(), outbound_sent_together():
         conversation = _lock(conversation_id)
         if _any_processed(message_ids):
             return None
@@ -146,7 +146,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         decide(model_context, decision)
 
     try:
-        with transaction.atomic():
+        with transaction.atomic(), outbound_sent_together():
             conversation = _relock(conversation_id, context.conversation)
             if _any_processed(message_ids):
                 logger.info("turn for conversation %s discarded: messages handled by another worker", conversation_id)
@@ -469,7 +469,7 @@ def _apply(
 def _fail_safe(conversation_id: int, message_ids: list[int], decision: Decision, started: float) -> Turn | None:
     """After an unexpected error: the fallback, in a fresh transaction (whatever
     the failed one wrote was rolled back)."""
-    with transaction.atomic():
+    with transaction.atomic(), outbound_sent_together():
         conversation = _lock(conversation_id)
         if _any_processed(message_ids):
             return None

@@ -239,6 +239,18 @@ def two_homes(placed):
     return tenant
 
 
+def test_a_turns_reply_and_the_question_after_it_go_to_the_sender_as_one_task_in_order(
+    two_homes, send, queued, django_capture_on_commit_callbacks
+):
+    """Two tasks could be sent by two outbound threads in either order: the
+    tenant would see the list of homes before the answer it follows."""
+    with django_capture_on_commit_callbacks(execute=True):
+        reply, question = send("the heating is off", model=[call("respond", message="Sorry to hear that.")])
+    assert question.raw_payload["purpose"] == "property_choice"
+    sends = [args for name, args, _ in queued if name == "outbound.send"]
+    assert sends == [[[reply.pk, question.pk]]]
+
+
 def test_a_tenant_with_two_homes_chooses_by_tapping(two_homes, send):
     first = send("the heating is off", model=[call("respond", message="Sorry to hear that.")])
     assert first[0].body == "Sorry to hear that."
