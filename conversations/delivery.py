@@ -242,7 +242,17 @@ def _attempt_record(message: Message, *, kind: str, error_code: str, error: str,
 
 
 def _send_failed(message: Message, exc: Exception) -> Message:
-    """Transient: pending again and ``SendRetry``. Permanent: recorded."""
+    """Transient: pending again and ``SendRetry``. Permanent: recorded. Unknown
+    (Twilio got the request and did not answer in time): left ``sending``. Its
+    status callback, found by the id in its URL, moves it on if it went; if
+    none comes, the sweeper sends it again after ``OUTBOUND_SWEEP_GRACE_SECONDS``
+    (at least once), instead of a retry now that could deliver it twice."""
+    if getattr(exc, "outcome_unknown", False):
+        Message.objects.filter(pk=message.pk, status=Message.Status.SENDING).update(
+            error_message=str(exc)[:1000], status_updated_at=timezone.now()
+        )
+        logger.warning("sending message %s: no answer from Twilio, outcome unknown; waiting for its status", message.pk)
+        return message
     if getattr(exc, "transient", True):
         Message.objects.filter(pk=message.pk).update(
             status=Message.Status.PENDING, error_message=str(exc)[:1000], status_updated_at=timezone.now()

@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
+import requests
 from django.conf import settings
 from twilio.base.exceptions import TwilioException, TwilioRestException
 
@@ -38,10 +39,14 @@ class SendReceipt:
 
 
 class SendError(Exception):
-    def __init__(self, message: str, *, transient: bool, code: str = "") -> None:
+    """``outcome_unknown``: the request reached Twilio and no answer came back,
+    so the message may have been accepted (sending it again could deliver it twice)."""
+
+    def __init__(self, message: str, *, transient: bool, code: str = "", outcome_unknown: bool = False) -> None:
         super().__init__(message)
         self.transient = transient
         self.code = code
+        self.outcome_unknown = outcome_unknown
 
 
 class ConsoleSender:
@@ -78,6 +83,8 @@ class TwilioSender:
             ) from exc
         except TwilioException as exc:  # connection errors, timeouts
             raise SendError(f"Twilio unreachable: {exc}", transient=True) from exc
+        except requests.exceptions.ReadTimeout as exc:  # sent, and no answer in time
+            raise SendError(f"Twilio did not answer in time: {exc}", transient=True, outcome_unknown=True) from exc
         except OSError as exc:
             raise SendError(f"Twilio unreachable: {exc}", transient=True) from exc
         return SendReceipt(provider_sid=message.sid, status=message.status or "queued")

@@ -83,6 +83,40 @@ def test_transient_errors_leave_the_message_pending_for_a_retry(conversation, tw
     assert message.status == Message.Status.QUEUED and message.send_attempts == 2
 
 
+def test_a_send_twilio_took_without_answering_in_time_is_not_sent_again_at_once(
+    conversation, twilio_stub, settings, queued
+):
+    """The request reached Twilio and the answer did not come back: a retry now
+    could deliver the message twice. The status callback settles it; without
+    one the sweeper sends it again later (at least once)."""
+    import time
+
+    from conversations.sweeper import channel_sweep
+
+    settings.TWILIO_TIMEOUT_SECONDS = 0.3
+    twilio_stub.before_reply = lambda form, sid: time.sleep(1.0)
+    message = queue(conversation)
+    message_send(message_id=message.pk)  # no SendRetry: nothing to retry yet
+    message.refresh_from_db()
+    assert message.status == Message.Status.SENDING and len(twilio_stub.sent) == 1
+    assert "did not answer in time" in message.error_message
+
+    twilio_stub.before_reply = None
+    assert message_status_update(status="sent", provider_sid="SMlate", message_id=message.pk)  # it did go
+    settings.OUTBOUND_SWEEP_GRACE_SECONDS = -1
+    channel_sweep()
+    message.refresh_from_db()
+    assert message.status == Message.Status.SENT and message.provider_sid == "SMlate"
+
+    silent = queue(conversation, body="Another message")
+    twilio_stub.before_reply = lambda form, sid: time.sleep(1.0)
+    message_send(message_id=silent.pk)
+    twilio_stub.before_reply = None
+    channel_sweep()  # no callback came: pending again, and queued to be sent again
+    silent.refresh_from_db()
+    assert silent.status == Message.Status.PENDING
+
+
 def test_permanent_errors_are_recorded_on_the_message_and_not_retried(conversation, twilio_stub):
     twilio_stub.queue(TwilioReply(status=400, code=21211, message="Invalid 'To' Phone Number"))
     message = message_send(message_id=queue(conversation).pk)
