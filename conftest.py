@@ -211,8 +211,10 @@ def _process_caches_empty():
     """Each test's rows are new (rolled back after the last test): nothing a
     process cache holds (config/expiring.py) may outlive its test."""
     from config.expiring import expiring_clear_all
+    from config.tasks import broker_failure_forget
 
     expiring_clear_all()
+    broker_failure_forget()
 
 
 def pytest_sessionfinish(session, exitstatus):

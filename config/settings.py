@@ -215,6 +215,10 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 visibility_timeout = env_int("CELERY_VISIBILITY_TIMEOUT", 600)
 # A webhook must answer even when Redis is down: publishing gives up quickly
 # and the sweeper re-queues what was stored.
+# After a publish fails, a process queues nothing for this long (the sweepers
+# re-queue from the database): a Redis that hangs costs one socket timeout, not
+# one per task a webhook queues.
+BROKER_RETRY_AFTER_SECONDS = env_float("BROKER_RETRY_AFTER_SECONDS", 5.0)
 CELERY_BROKER_TRANSPORT_OPTIONS = {
     # Several deployments (or test runs) can share one Redis without taking
     # each other's tasks.

@@ -10,7 +10,10 @@ there, and the sweeper queues it once Redis answers again."""
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING, Any
+
+from django.conf import settings
 
 if TYPE_CHECKING:
     from celery import Celery
@@ -57,15 +60,34 @@ def app_register(app: Celery) -> None:
     _app = app
 
 
+# Monotonic time until which this process does not try the broker again: set
+# when a publish fails (BROKER_RETRY_AFTER_SECONDS).
+_broker_down_until = 0.0
+
+
 def queue_task(name: str, args: list[Any], *, countdown: float | None = None) -> bool:
     """Queue task ``name`` (one of the constants above) with ``args``; False
-    when the broker could not be reached."""
+    when the broker could not be reached, or failed in this process less than
+    ``BROKER_RETRY_AFTER_SECONDS`` ago: a Redis that hangs rather than refuses
+    costs a publish its socket timeout, and an emergency's webhook publishes
+    several, so only the first pays it."""
+    global _broker_down_until
     app = _app
     if app is None:
         raise RuntimeError("no Celery app registered: config.celery registers it when imported")
+    if time.monotonic() < _broker_down_until:
+        logger.warning("not queueing %s%s: the broker failed moments ago; the sweeper will retry", name, args)
+        return False
     try:
         app.send_task(name, args=args, countdown=countdown)  # queue from task_routes
     except Exception as exc:  # broker unreachable: the sweeper re-queues from the database
+        _broker_down_until = time.monotonic() + settings.BROKER_RETRY_AFTER_SECONDS
         logger.warning("could not queue %s%s (%s); the sweeper will retry", name, args, exc)
         return False
     return True
+
+
+def broker_failure_forget() -> None:
+    """Try the broker at the next publish (tests; a fresh process does anyway)."""
+    global _broker_down_until
+    _broker_down_until = 0.0

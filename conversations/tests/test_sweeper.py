@@ -158,6 +158,7 @@ def test_a_broker_outage_gives_the_lease_back(queued, settings, monkeypatch):
     from config.celery import app
 
     settings.OUTBOUND_SWEEP_GRACE_SECONDS = 60
+    settings.BROKER_RETRY_AFTER_SECONDS = 0  # back at once (the pause: config/tests/test_queue_task.py)
     media = MediaFactory()
     Media.objects.update(created_at=timezone.now() - timedelta(seconds=300))
 
