@@ -10,6 +10,7 @@ import logging
 from typing import Any
 
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 
 from conversations.models import GatheringState
 from llm.client import llm_complete
@@ -28,6 +29,10 @@ logger = logging.getLogger(__name__)
 SYSTEM = [{"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}]
 TOOL_CHOICE = {"type": "any", "disable_parallel_tool_use": True}
 MAX_LOOKUPS = 2  # search_documents calls in one turn
+LOOKUP_FAILED = (
+    "The document search is not working right now. Do not guess from memory: answer with respond, "
+    "saying you will check with the landlord if the tenant needs the answer."
+)
 
 
 def model_for(context: TurnContext) -> str:
@@ -83,7 +88,16 @@ def decide(context: TurnContext, decision: Decision) -> Decision:
                     reason = "You have already searched; answer with respond now."
                 else:
                     lookups += 1
-                    found = tool_lookup(conversation=context.conversation, name=call.name, tool_input=call.input)
+                    try:
+                        found = tool_lookup(conversation=context.conversation, name=call.name, tool_input=call.input)
+                    except (OperationalError, InterfaceError):
+                        raise  # the database is away: the turn's own rule (turn_run) applies
+                    except Exception as exc:  # a failed search costs the passages, never the turn
+                        logger.warning("%s for conversation %s failed: %s", call.name, context.conversation.pk, exc)
+                        decision.note_error(f"{call.name} failed: {type(exc).__name__}: {exc}")
+                        entry.update(is_error=True, result="the search failed")
+                        messages += _follow_up(response, call, LOOKUP_FAILED, is_error=True)
+                        continue
                     decision.add_retrieval(found.hits, elapsed_ms=found.elapsed_ms, via=call.name)
                     entry["result"] = found.result
                     messages += _follow_up(response, call, found.text, is_error=False)

@@ -233,6 +233,33 @@ def test_a_question_the_documents_do_not_answer_gets_no_passages_to_guess_from(
     assert NO_ANSWER.split(".")[0] not in tool_result and "Flat 1 home guide" in tool_result
 
 
+def test_a_document_search_that_fails_is_told_to_the_model_and_the_turn_goes_on(
+    home, tenant_says, anthropic_stub, monkeypatch
+):
+    """Not the fallback, the escalation and a paused assistant for a search
+    that broke: the model hears it failed and answers without it."""
+    import json
+
+    import orchestration.knowledge
+
+    def broken(**kwargs):
+        raise RuntimeError("embedding engine crashed")
+
+    anthropic_stub.queue(
+        tool_use_response("respond", {"message": "Hello! How can I help?"}),
+        tool_use_response("search_documents", {"query": "bin collection day"}),
+        tool_use_response("respond", {"message": "I'll check the bin day with your landlord."}),
+    )
+    tenant_says("hi")
+    monkeypatch.setattr(orchestration.knowledge, "knowledge_search", broken)
+    assert tenant_says("which day are the bins collected?") == ["I'll check the bin day with your landlord."]
+    tool_result = json.dumps(anthropic_stub.requests[2]["json"]["messages"][-1])
+    assert "document search is not working" in tool_result and '"is_error": true' in tool_result
+    turn = Turn.objects.latest("id")
+    assert turn.outcome == "tool" and "embedding engine crashed" in turn.error
+    assert not conversation_for().bot_paused
+
+
 def test_a_stale_report_is_closed_the_tenant_told_and_identity_kept(home, tenant_says, anthropic_stub):
     from datetime import timedelta
 
