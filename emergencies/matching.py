@@ -3,8 +3,9 @@
 Rules apply to an organization when they are its own or built-in defaults,
 for its country or for every country. They are compiled into one regular
 expression per (organization, country) over normalised text, with word
-boundaries on both sides, and cached in the process. The cache checks a cheap
-version (count and latest change of the rules that apply), itself read at most
+boundaries on both sides, and cached in the process. The cache checks the
+rules' version (a number the database bumps in the same transaction as any
+change to the rules: migration ``emergencies/0009``), itself read at most
 every ``PROCESS_CACHE_SECONDS``: a rule edited in the admin takes effect in
 the process that saved it at once and in every other worker and web process
 within that bound.
@@ -16,7 +17,8 @@ import logging
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Count, Max, Q
+from django.db import connection
+from django.db.models import Q
 
 from config.expiring import Expiring
 from emergencies.figurative import figures_remove
@@ -93,7 +95,7 @@ class Match:
 
 @dataclass
 class _Compiled:
-    version: tuple
+    version: int
     phrases: re.Pattern | None
     by_phrase: dict[str, list[RuleHit]]
     patterns: list[tuple[re.Pattern, RuleHit]]
@@ -103,8 +105,8 @@ class _Compiled:
 
 
 _cache: dict[tuple[int | None, str], _Compiled] = {}
-# The latest rules_version per organization, trusted for PROCESS_CACHE_SECONDS.
-versions: Expiring[tuple] = Expiring()
+# The latest rules_version, trusted for PROCESS_CACHE_SECONDS.
+versions: Expiring[int] = Expiring()
 
 
 def _rules(organization_id: int | None, country: str):
@@ -114,7 +116,7 @@ def _rules(organization_id: int | None, country: str):
     return EmergencyRule.objects.filter(scope, Q(country="") | Q(country=country), enabled=True)
 
 
-def _compile(organization_id: int | None, country: str, version: tuple) -> _Compiled:
+def _compile(organization_id: int | None, country: str, version: int) -> _Compiled:
     by_phrase: dict[str, list[RuleHit]] = {}
     patterns = []
     for rule in _rules(organization_id, country).order_by("id"):
@@ -163,15 +165,13 @@ def _joined(patterns: list[tuple[re.Pattern, RuleHit]]) -> re.Pattern | None:
         return None
 
 
-def rules_version(organization_id: int | None) -> tuple:
-    """Changes whenever a rule that could apply is added, edited (including
-    enabled or disabled) or deleted: one indexed aggregate per message. The
-    enabled count also catches a bulk ``update(enabled=...)``, which leaves
-    ``updated_at`` alone; other bulk edits must set ``updated_at``."""
-    row = EmergencyRule.objects.filter(Q(organization__isnull=True) | Q(organization_id=organization_id)).aggregate(
-        n=Count("id"), enabled=Count("id", filter=Q(enabled=True)), changed=Max("updated_at")
-    )
-    return (row["n"], row["enabled"], row["changed"])
+def rules_version() -> int:
+    """Changes with every committed change to any rule, bulk edits included:
+    one row read by its key."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT n FROM emergencies_rules_version WHERE id = 1")
+        row = cursor.fetchone()
+    return row[0] if row else 0
 
 
 def emergency_match(text: str, *, organization_id: int | None, country: str) -> Match:
@@ -179,7 +179,7 @@ def emergency_match(text: str, *, organization_id: int | None, country: str) -> 
     the home address taken out ("12 Flood Street" names no flood), and which
     built-in ones hit only inside a figure of speech (``emergencies.figurative``)."""
     key = (organization_id, country)
-    version = versions.get(organization_id, lambda: rules_version(organization_id))
+    version = versions.get(None, rules_version)
     assert version is not None  # rules_version never answers None
     compiled = _cache.get(key)
     if compiled is None or compiled.version != version:

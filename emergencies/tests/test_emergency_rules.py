@@ -282,6 +282,27 @@ def test_a_bulk_disable_takes_effect_within_the_process_cache_bound(settings, mo
     assert category_of("czujnik czadu piszczy") is None
 
 
+def test_an_edit_stamped_by_a_clock_running_behind_still_takes_effect(settings, monkeypatch):
+    """Another web server's clock runs behind (or its edit commits after a
+    later-stamped one): the rules' count and latest change stay as they were,
+    and the edit must still reach this process within the bound."""
+    from datetime import timedelta
+
+    settings.PROCESS_CACHE_SECONDS = 5
+    clock = [1000.0]
+    monkeypatch.setattr("config.expiring._clock", lambda: clock[0])
+    rule = EmergencyRule.objects.filter(phrase="czujnik czadu").get()
+    later = EmergencyRule.objects.exclude(pk=rule.pk).first()
+    assert later is not None
+    # Another edit already holds the latest stamp.
+    EmergencyRule.objects.filter(pk=later.pk).update(updated_at=rule.updated_at + timedelta(minutes=10))
+    clock[0] += 5.1
+    assert category_of("czujnik czadu piszczy") == "carbon_monoxide"
+    EmergencyRule.objects.filter(pk=rule.pk).update(phrase="czujnik czadu wyje", updated_at=rule.updated_at)
+    clock[0] += 5.1
+    assert category_of("czujnik czadu piszczy") is None
+
+
 def test_us_rules_apply_to_us_organizations_only():
     furnace = EmergencyRule.objects.filter(country="US", category="no_heat_vulnerable")
     assert furnace.exists()
