@@ -20,17 +20,26 @@ def on_inbound_stored(sender, message, repeat=False, **kwargs) -> str | None:
 
 def _repeat_reply(message: Message) -> str | None:
     """Twilio repeats a delivery when our answer was slow or lost: answer with
-    the safety text the first answer carried (``Message.twiml_reply``). The
-    first delivery's request may still be screening the message: its row lock
-    makes this wait for that decision. A message nobody has screened yet (the
-    first request died after storing it) is screened here where the request
-    decides; the worker's part is already queued, or left to the sweeper."""
-    with transaction.atomic():
-        row = Message.objects.select_for_update().filter(pk=message.pk).values_list("screened_at", "twiml_reply")
-        screened = row.first()
+    the safety text the first answer carried (``Message.twiml_reply``, written
+    with ``screened_at``). A message not screened yet may be being decided by
+    the first delivery's request right now: its row lock makes this wait for
+    that decision. One nobody screened (the first request died after storing
+    it) is screened here where the request decides; the worker's part is
+    already queued, or left to the sweeper."""
+    screened = Message.objects.filter(pk=message.pk).values_list("screened_at", "twiml_reply").first()
     if screened is None:
         return None
-    screened_at, twiml_reply = screened
-    if screened_at is None:
-        return message_screen_in_request(message, repeat=True)
-    return twiml_reply or None
+    if screened[0] is not None:
+        return screened[1] or None
+    with transaction.atomic():
+        locked = (
+            Message.objects.select_for_update(of=("self",))
+            .select_related("conversation__organization")
+            .filter(pk=message.pk)
+            .first()
+        )
+    if locked is None:
+        return None
+    if locked.screened_at is not None:
+        return locked.twiml_reply or None
+    return message_screen_in_request(locked, repeat=True)
