@@ -61,16 +61,19 @@ def app_register(app: Celery) -> None:
 
 
 # Monotonic time until which this process does not try the broker again: set
-# when a publish fails (BROKER_RETRY_AFTER_SECONDS).
+# when a publish fails slowly (BROKER_RETRY_AFTER_SECONDS).
 _broker_down_until = 0.0
+# A failure that took this long is a broker that hangs; one that refuses answers
+# at once (a restart, a failover) and is tried again at the next publish.
+SLOW_FAILURE_SECONDS = 0.5
 
 
 def queue_task(name: str, args: list[Any], *, countdown: float | None = None) -> bool:
     """Queue task ``name`` (one of the constants above) with ``args``; False
-    when the broker could not be reached, or failed in this process less than
-    ``BROKER_RETRY_AFTER_SECONDS`` ago: a Redis that hangs rather than refuses
-    costs a publish its socket timeout, and an emergency's webhook publishes
-    several, so only the first pays it."""
+    when the broker could not be reached, or failed slowly in this process
+    less than ``BROKER_RETRY_AFTER_SECONDS`` ago: a Redis that hangs rather
+    than refuses costs a publish its socket timeout, and an emergency's
+    webhook publishes several, so only the first pays it."""
     global _broker_down_until
     app = _app
     if app is None:
@@ -78,10 +81,12 @@ def queue_task(name: str, args: list[Any], *, countdown: float | None = None) ->
     if time.monotonic() < _broker_down_until:
         logger.warning("not queueing %s%s: the broker failed moments ago; the sweeper will retry", name, args)
         return False
+    started = time.monotonic()
     try:
         app.send_task(name, args=args, countdown=countdown)  # queue from task_routes
     except Exception as exc:  # broker unreachable: the sweeper re-queues from the database
-        _broker_down_until = time.monotonic() + settings.BROKER_RETRY_AFTER_SECONDS
+        if time.monotonic() - started >= SLOW_FAILURE_SECONDS:
+            _broker_down_until = time.monotonic() + settings.BROKER_RETRY_AFTER_SECONDS
         logger.warning("could not queue %s%s (%s); the sweeper will retry", name, args, exc)
         return False
     return True

@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from config.tasks import OUTBOUND_SEND
 from conversations.models import Conversation, Message
-from conversations.opt_out import OPTED_OUT_CODE, opt_out_refusal
+from conversations.opt_out import OPTED_OUT_CODE, SAFETY_PURPOSE, opt_out_refusal
 from conversations.senders import OutgoingMessage, SendError, sender
 from conversations.sweeper import queue_leased
 from conversations.twilio_client import phone_mask
@@ -246,8 +246,10 @@ def _send_failed(message: Message, exc: Exception) -> Message:
     (Twilio got the request and did not answer in time): left ``sending``. Its
     status callback, found by the id in its URL, moves it on if it went; if
     none comes, the sweeper sends it again after ``OUTBOUND_SWEEP_GRACE_SECONDS``
-    (at least once), instead of a retry now that could deliver it twice."""
-    if getattr(exc, "outcome_unknown", False):
+    (at least once), instead of a retry now that could deliver it twice. A
+    safety text is retried at once all the same: a second copy costs less than
+    minutes without it."""
+    if getattr(exc, "outcome_unknown", False) and (message.raw_payload or {}).get("purpose") != SAFETY_PURPOSE:
         Message.objects.filter(pk=message.pk, status=Message.Status.SENDING).update(
             error_message=str(exc)[:1000], status_updated_at=timezone.now()
         )

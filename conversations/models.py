@@ -172,7 +172,7 @@ class Message(models.Model):
     # Inbound: the safety text the webhook's own answer (TwiML) carried, so that
     # Twilio's repeat of the delivery gets the same answer; blank when the text
     # went as a WhatsApp message, or there was none.
-    twiml_reply = models.TextField(blank=True, default="")
+    twiml_reply = models.TextField(blank=True, default="", db_default="")  # processes older than it still insert
     sent_at = models.DateTimeField(null=True, blank=True)
     status_updated_at = models.DateTimeField(null=True, blank=True)
     # The lease on queued work (inbound processing, outbound sending): when a

@@ -3,10 +3,10 @@
 ``outbound_text_queue`` stores the outbound Message rows (text over WhatsApp's
 1600-character limit is split at sentence or word boundaries, in order) and
 queues their sending after the surrounding transaction commits, so a rolled-back
-turn never sends anything. Inside ``outbound_sent_together`` (a turn) every
-message queued goes to the outbound worker as one task, in the order written,
-so a reply and the question after it never overtake each other on concurrent
-workers.
+turn never sends anything. Inside ``outbound_sent_together`` (a turn) the
+messages queued for one recipient go to the outbound worker as one task, in
+the order written, so a reply and the question after it never overtake each
+other on concurrent workers.
 
 Both senders are the door where a tenant's opt-out (STOP) is applied
 (``opt_out.opt_out_refusal``): a message the tenant opted out of is stored
@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
+from functools import partial
 
 from django.db import transaction
 from django.utils import timezone
@@ -33,30 +34,32 @@ from properties.models import Organization
 
 WHATSAPP_MAX_CHARS = 1600
 
-# The ids queued inside ``outbound_sent_together``; None outside it.
-_sent_together: ContextVar[list[int] | None] = ContextVar("outbound_sent_together", default=None)
+# The ids queued inside ``outbound_sent_together``, by recipient; None outside it.
+_sent_together: ContextVar[dict[str, list[int]] | None] = ContextVar("outbound_sent_together", default=None)
 
 
 @contextmanager
 def outbound_sent_together() -> Iterator[None]:
-    """Send what is queued in the block as one task, in order, when the
-    surrounding transaction commits (nothing if the block raises)."""
-    ids: list[int] = []
-    token = _sent_together.set(ids)
+    """Send what is queued in the block as one task per recipient, in the
+    order written, when the surrounding transaction commits (nothing if the
+    block raises). Per recipient: a landlord's number that Twilio refuses for
+    a while must not hold the tenant's reply behind it."""
+    batches: dict[str, list[int]] = {}
+    token = _sent_together.set(batches)
     try:
         yield
     finally:
         _sent_together.reset(token)
-    if ids:
-        transaction.on_commit(lambda: outbound_send_queue(ids))
+    for ids in batches.values():
+        transaction.on_commit(partial(outbound_send_queue, ids))
 
 
-def _send_on_commit(ids: list[int]) -> None:
-    together = _sent_together.get()
-    if together is not None:
-        together.extend(ids)
+def _send_on_commit(to: str, ids: list[int]) -> None:
+    batches = _sent_together.get()
+    if batches is not None:
+        batches.setdefault(to, []).extend(ids)
     else:
-        transaction.on_commit(lambda: outbound_send_queue(ids))
+        transaction.on_commit(partial(outbound_send_queue, ids))
 
 
 def text_split(body: str, *, limit: int = WHATSAPP_MAX_CHARS) -> list[str]:
@@ -119,7 +122,7 @@ def outbound_text_queue(
         for part in text_split(body)
     ]
     if queue and not refusal:
-        _send_on_commit([message.pk for message in messages])
+        _send_on_commit(to, [message.pk for message in messages])
     return messages
 
 
@@ -184,7 +187,7 @@ def outbound_choice_queue(
         **_state(refusal),
     )
     if not refusal:
-        _send_on_commit([message.pk])
+        _send_on_commit(message.to_address, [message.pk])
     return message
 
 

@@ -135,11 +135,19 @@ def lease_take(queryset: QuerySet, *, now: datetime, limit: int | None = None) -
     return leased, over
 
 
-def queue_leased(name: str, args: list, model: type[Model], ids: list[int], *, requeue: bool = False) -> bool:
+def queue_leased(
+    name: str,
+    args: list,
+    model: type[Model],
+    ids: list[int],
+    *,
+    requeue: bool = False,
+    countdown: float | None = None,
+) -> bool:
     """Queue the task for rows whose lease (``queued_at``) is already taken;
     when the broker is down, give the lease back (and, for a re-queue, the
     count) so that the next sweep tries again without waiting for it."""
-    if queue_task(name, args):
+    if queue_task(name, args, countdown=countdown):
         return True
     undo: dict[str, Any] = {"queued_at": None}
     if requeue:

@@ -42,4 +42,8 @@ def _repeat_reply(message: Message) -> str | None:
         return None
     if locked.screened_at is not None:
         return locked.twiml_reply or None
-    return message_screen_in_request(locked, repeat=True)
+    # The first request may lock and decide between our look and our own screening (its
+    # insert committed while ours waited on the same MessageSid): then its answer is the one to give.
+    if reply := message_screen_in_request(locked, repeat=True):
+        return reply
+    return Message.objects.filter(pk=message.pk).values_list("twiml_reply", flat=True).first() or None

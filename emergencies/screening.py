@@ -203,13 +203,14 @@ def _screened_mark(message_id: int, *, twiml_reply: str = "") -> None:
     Message.objects.filter(pk=message_id, screened_at__isnull=True).update(**changes)
 
 
-def safety_unsent_send(*, now: datetime | None = None, limit: int = 50) -> int:
+def safety_unsent_send(*, now: datetime | None = None, limit: int = 20) -> int:
     """The sweeper's part: safety texts still waiting ``EMERGENCY_SCREEN_GRACE_SECONDS``
     after they were written (the worker died between the screening's commit and
     the send, or a retry was lost), sent now rather than when the outbound
     sweeper's lease runs out minutes later. The send claims each row, so one
-    sent meanwhile is not sent twice; one Twilio refuses for now waits for the
-    next sweep. Returns how many were tried."""
+    sent meanwhile is not sent twice. At Twilio's first refusal the sweep stops
+    (the rest wait for the next one): a Twilio that is down costs a sweep one
+    timeout, not one per message. Returns how many were tried."""
     now = now or timezone.now()
     ids = list(
         Message.objects.filter(
@@ -222,11 +223,12 @@ def safety_unsent_send(*, now: datetime | None = None, limit: int = 50) -> int:
         .order_by("id")
         .values_list("id", flat=True)[:limit]
     )
-    for message_id in ids:
+    for tried, message_id in enumerate(ids, start=1):
         try:
             message_send(message_id=message_id)
         except SendRetry:
             logger.warning("safety text %s: Twilio refused it for now; the next sweep tries again", message_id)
+            return tried
     return len(ids)
 
 

@@ -116,6 +116,29 @@ def test_a_send_twilio_took_without_answering_in_time_is_not_sent_again_at_once(
     silent.refresh_from_db()
     assert silent.status == Message.Status.PENDING
 
+    safety = queue(conversation, body="Leave the building and ring 999.", purpose="safety")
+    twilio_stub.before_reply = lambda form, sid: time.sleep(1.0)
+    with pytest.raises(SendRetry):  # a second copy costs less than minutes without it
+        message_send(message_id=safety.pk)
+    twilio_stub.before_reply = None
+
+
+def test_a_turns_messages_go_in_one_task_per_recipient_in_the_order_written(
+    conversation, queued, django_capture_on_commit_callbacks
+):
+    """One task per recipient: a landlord's number Twilio refuses for a while
+    must not hold the tenant's reply behind it."""
+    from django.db import transaction
+
+    from conversations.outbound import outbound_sent_together
+
+    with django_capture_on_commit_callbacks(execute=True), transaction.atomic(), outbound_sent_together():
+        first = queue(conversation, body="one")
+        [landlord] = outbound_text_queue(organization=conversation.organization, to="+447700900555", body="ALERT")
+        second = queue(conversation, body="two")
+    sends = [args for name, args, _ in queued if name == "outbound.send"]
+    assert sends == [[[first.pk, second.pk]], [[landlord.pk]]]
+
 
 def test_permanent_errors_are_recorded_on_the_message_and_not_retried(conversation, twilio_stub):
     twilio_stub.queue(TwilioReply(status=400, code=21211, message="Invalid 'To' Phone Number"))

@@ -206,6 +206,29 @@ def test_a_repeat_of_a_message_not_yet_screened_screens_it_and_answers_with_the_
     assert EmergencyAlert.objects.count() == 1 and Message.objects.get(direction="inbound").screened_at
 
 
+def test_a_repeat_that_the_first_request_beats_to_the_screening_answers_with_its_text(
+    home, post_inbound, settings, monkeypatch
+):
+    """The repeat saw the message unscreened, and the first request locked and
+    decided before the repeat's own screening could: the repeat's answer is
+    the one Twilio is waiting for, so it carries the first one's text."""
+    import emergencies.receiver
+    from emergencies.screening import message_screen
+
+    settings.EMERGENCY_CLASSIFIER = "off"
+    screen = emergencies.receiver.message_screen_in_request
+    monkeypatch.setattr(emergencies.receiver, "message_screen_in_request", lambda message, **kwargs: None)
+    first = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")  # stored, not screened yet
+
+    def first_request_decides_meanwhile(message, **kwargs):
+        message_screen(message_id=message.pk, stage="request")
+        return screen(message, **kwargs)
+
+    monkeypatch.setattr(emergencies.receiver, "message_screen_in_request", first_request_decides_meanwhile)
+    again = post_inbound(first.params)
+    assert "0800 111 999" in again.content.decode() and EmergencyAlert.objects.count() == 1
+
+
 def test_a_repeat_after_a_second_report_moments_later_gets_its_safety_text_again(home, post_inbound, settings):
     """The second gas report raises no second alert but its answer carries the
     text: Twilio's repeat of it must carry the text too."""

@@ -103,3 +103,21 @@ def test_a_safety_text_written_but_never_sent_goes_out_at_the_next_emergency_swe
     assert emergency_sweep()["safety_sent"] == 1
     assert [sent["Body"] for sent in twilio_stub.sent] == [safety.body]
     assert emergency_sweep()["safety_sent"] == 0 and len(twilio_stub.sent) == 1
+
+
+@pytest.mark.django_db
+def test_the_emergency_sweep_stops_sending_at_twilios_first_refusal(home, post_inbound, queued, twilio_stub, settings):
+    """A Twilio that is down costs a sweep one timeout, not one per waiting text."""
+    from conversations.models import Conversation
+    from conversations.outbound import outbound_text_queue
+    from conversations.testing.twilio_stub import TwilioReply
+
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="hello")
+    conversation = Conversation.objects.get()
+    for n in range(2):
+        outbound_text_queue(conversation=conversation, body=f"Safety {n}", purpose="safety", queue=False)
+    settings.EMERGENCY_SCREEN_GRACE_SECONDS = -1
+    twilio_stub.queue(TwilioReply(status=503))
+    assert emergency_sweep()["safety_sent"] == 1 and len(twilio_stub.sent) == 1
+    assert emergency_sweep()["safety_sent"] == 2
+    assert [sent["Body"] for sent in twilio_stub.sent] == ["Safety 0", "Safety 0", "Safety 1"]
