@@ -87,6 +87,7 @@ NOT_TENANT_CONTENT: dict[str, str] = {
     "conversations.Message.error_code": "Twilio's error code",
     "conversations.Message.error_message": "Twilio's error text",
     "conversations.Message.template_sid": "template id",
+    "conversations.Message.twiml_reply": "our safety text from the organization's settings, not the tenant's words",
     "conversations.Media.provider_url": "Twilio's URL of the media (Twilio's own copy: docs/data-protection.md)",
     "conversations.Media.content_type": "MIME type",
     "conversations.Media.sha256": "checksum of the file",
