@@ -247,9 +247,11 @@ def _send_failed(message: Message, exc: Exception) -> Message:
     status callback, found by the id in its URL, moves it on if it went; if
     none comes, the sweeper sends it again after ``OUTBOUND_SWEEP_GRACE_SECONDS``
     (at least once), instead of a retry now that could deliver it twice. A
-    safety text is retried at once all the same: a second copy costs less than
-    minutes without it."""
-    if getattr(exc, "outcome_unknown", False) and (message.raw_payload or {}).get("purpose") != SAFETY_PURPOSE:
+    safety text is retried at once all the same after its first try: a second
+    copy costs less than minutes without it (not after every try: a Twilio slow
+    but accepting would deliver one copy per timeout)."""
+    first_safety_try = (message.raw_payload or {}).get("purpose") == SAFETY_PURPOSE and message.send_attempts <= 1
+    if getattr(exc, "outcome_unknown", False) and not first_safety_try:
         Message.objects.filter(pk=message.pk, status=Message.Status.SENDING).update(
             error_message=str(exc)[:1000], status_updated_at=timezone.now()
         )

@@ -71,8 +71,11 @@ def message_screen_in_request(message: Message, *, repeat: bool = False) -> str 
     """The webhook's part: the safety text for the TwiML, or None (no
     emergency, the worker decides, or a turn already screened it: the turn is
     queued when the message commits, before this runs). ``repeat``: Twilio's
-    repeat of a delivery whose message is still unscreened; the worker's part
-    is left to the task the first delivery queued, or to the sweeper."""
+    repeat of a delivery whose message is still unscreened. Moments old, the
+    worker's part is left to the task the first delivery queued; older than
+    ``EMERGENCY_SCREEN_GRACE_SECONDS`` (Twilio repeats after 15 s: the first
+    request is stuck, on a hung Redis say, and its answer given up), the
+    request screens it, classifier and all, so this answer carries the text."""
     conversation = message.conversation
     assert conversation is not None
     detection = None
@@ -80,10 +83,13 @@ def message_screen_in_request(message: Message, *, repeat: bool = False) -> str 
         own = _own_rules_match(message)
         if own is None:
             if repeat:
+                if timezone.now() - message.created_at < timedelta(seconds=settings.EMERGENCY_SCREEN_GRACE_SECONDS):
+                    return None
+                logger.warning("message %s: still unscreened when Twilio repeated it, screening it here", message.pk)
+            elif queue_task(EMERGENCY_SCREEN, [message.pk]):
                 return None
-            if queue_task(EMERGENCY_SCREEN, [message.pk]):
-                return None
-            logger.warning("message %s: Redis is down, screening it in the request", message.pk)
+            else:
+                logger.warning("message %s: Redis is down, screening it in the request", message.pk)
         else:
             detection = keyword_detection(own, language=conversation.language)
     screened = message_screen(message_id=message.pk, stage="request", detection=detection)
@@ -121,18 +127,20 @@ def message_screen(*, message_id: int, stage: str, detection: Detection | None =
             )
     if result is not None and result.detection:
         logger.warning("message %s screened in the %s: %s", message_id, stage, result.detection.explain())
-    for part in safety:
-        _send_now(part.pk)
+    _send_now([part.pk for part in safety])
     return result
 
 
-def _send_now(message_id: int) -> None:
-    """Send the safety text from here rather than behind the outbound queue;
-    on a transient failure the outbound task (or its sweeper) tries again."""
-    try:
-        message_send(message_id=message_id)
-    except SendRetry:
-        outbound_send_queue([message_id])
+def _send_now(message_ids: list[int]) -> None:
+    """Send the safety text's parts from here, in order, rather than behind the
+    outbound queue; at a transient failure the parts left go to the outbound
+    task together (or its sweeper), so they still arrive in order."""
+    for index, message_id in enumerate(message_ids):
+        try:
+            message_send(message_id=message_id)
+        except SendRetry:
+            outbound_send_queue(message_ids[index:])
+            return
 
 
 def _detect(message: Message, text: str) -> Detection:

@@ -120,6 +120,9 @@ def test_a_send_twilio_took_without_answering_in_time_is_not_sent_again_at_once(
     twilio_stub.before_reply = lambda form, sid: time.sleep(1.0)
     with pytest.raises(SendRetry):  # a second copy costs less than minutes without it
         message_send(message_id=safety.pk)
+    message_send(message_id=safety.pk)  # not a copy per timeout: after the first, it waits like the others
+    safety.refresh_from_db()
+    assert safety.status == Message.Status.SENDING and len(twilio_stub.sent) == 4
     twilio_stub.before_reply = None
 
 

@@ -229,6 +229,23 @@ def test_a_repeat_that_the_first_request_beats_to_the_screening_answers_with_its
     assert "0800 111 999" in again.content.decode() and EmergencyAlert.objects.count() == 1
 
 
+def test_a_repeat_of_a_message_left_unscreened_past_the_grace_screens_it_here(home, post_inbound, queued):
+    """Twilio repeats after 15 s when the first request hung (a Redis that
+    hangs, say) and nobody has screened the message: the repeat's answer is
+    the one left, so the request screens it, classifier and all."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    first = post_inbound(phone=PHONE, to=ORG_NUMBER, body="gas leak!!")  # its screening task is never taken
+    assert "999" not in first.content.decode()
+    fresh = post_inbound(first.params)  # moments later: the worker's task is still to come
+    assert "999" not in fresh.content.decode() and not EmergencyAlert.objects.exists()
+    Message.objects.filter(direction="inbound").update(created_at=timezone.now() - timedelta(seconds=20))
+    again = post_inbound(first.params)
+    assert "0800 111 999" in again.content.decode() and EmergencyAlert.objects.count() == 1
+
+
 def test_a_repeat_after_a_second_report_moments_later_gets_its_safety_text_again(home, post_inbound, settings):
     """The second gas report raises no second alert but its answer carries the
     text: Twilio's repeat of it must carry the text too."""

@@ -93,7 +93,7 @@ def test_a_safety_text_written_but_never_sent_goes_out_at_the_next_emergency_swe
     from conversations.models import Message
 
     post_inbound(phone=PHONE, to=ORG_NUMBER, body=NEWBORN_NO_HEAT)
-    monkeypatch.setattr(emergencies.screening, "_send_now", lambda message_id: None)  # the crash
+    monkeypatch.setattr(emergencies.screening, "_send_now", lambda message_ids: None)  # the crash
     screen_waiting()
     safety = Message.objects.get(direction="outbound", raw_payload__purpose="safety")
     assert safety.status == "pending" and twilio_stub.sent == []
@@ -121,3 +121,29 @@ def test_the_emergency_sweep_stops_sending_at_twilios_first_refusal(home, post_i
     assert emergency_sweep()["safety_sent"] == 1 and len(twilio_stub.sent) == 1
     assert emergency_sweep()["safety_sent"] == 2
     assert [sent["Body"] for sent in twilio_stub.sent] == ["Safety 0", "Safety 0", "Safety 1"]
+
+
+@pytest.mark.django_db
+def test_a_safety_text_in_parts_goes_to_the_outbound_task_whole_at_the_first_refusal(
+    home, post_inbound, queued, twilio_stub
+):
+    """Part one refused for now, part two sent inline: the tenant would read
+    the second half first. The parts left go on together, in order."""
+    from conversations.models import Message
+    from conversations.testing.twilio_stub import TwilioReply
+    from emergencies.models import SafetyMessage
+
+    sentences = [f"Step {n}: keep the heater on and the baby in the warmest room." for n in range(30)]
+    SafetyMessage.objects.create(
+        organization=home, country="GB", category="no_heat_vulnerable", language="en", body=" ".join(sentences)
+    )
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body=NEWBORN_NO_HEAT)
+    twilio_stub.queue(TwilioReply(status=503))
+    screen_waiting()
+    parts = list(
+        Message.objects.filter(direction="outbound", raw_payload__purpose="safety")
+        .order_by("id")
+        .values_list("pk", flat=True)
+    )
+    assert len(parts) == 2 and len(twilio_stub.sent) == 1  # the second part was not sent ahead of the first
+    assert ("outbound.send", [parts]) in [(name, args) for name, args, _ in queued]
