@@ -1,8 +1,7 @@
 """Finish emergency work that Redis or a worker lost: messages nobody screened,
 safety texts written but not sent, validations still pending and landlord
-emails not yet sent; and a
-conversation's alert stamp (``emergency_alerted_at``) that an alert did not
-move.
+emails not yet sent; and a conversation's alert stamp
+(``emergency_alerted_at``) that an alert did not move.
 
 An alert's lost work is queued again under a lease (``queued_at``), as the
 channel's sweeper does, so a backlog is not multiplied by every sweep; after
