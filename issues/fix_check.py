@@ -165,21 +165,26 @@ def follow_up_record(*, conversation: Conversation, message: Message) -> str | N
     )
     if last is None or (last.raw_payload or {}).get("purpose") not in FOLLOW_UP_PURPOSES:
         return None
-    if message.created_at - last.created_at > FOLLOW_UP_WINDOW or last.raw_payload.get("answered_by"):
-        return None  # too late, or answered already (a turn run again records nothing twice)
-    last.raw_payload = {**last.raw_payload, "answered_by": message.pk}
-    last.save(update_fields=["raw_payload"])
+    if message.created_at - last.created_at > FOLLOW_UP_WINDOW:
+        return None
+    answered_by = last.raw_payload.get("answered_by")
+    if answered_by not in (None, message.pk):
+        return None  # another message answered it
     reference = last.raw_payload.get("issue", "")
     issue = (
         issues_answerable(conversation).select_related("organization", "property").filter(reference=reference).first()
     )
     if issue is None:
         return None
+    if answered_by == message.pk:
+        # A turn run again (discarded, or the state moved under it): the same note, nothing recorded twice.
+        return _follow_up_done(reference, last.raw_payload["purpose"])
+    last.raw_payload = {**last.raw_payload, "answered_by": message.pk}
+    last.save(update_fields=["raw_payload"])
     words = body[:FOLLOW_UP_MAX_CHARS]
     if last.raw_payload["purpose"] == COMMENT_PURPOSE:
         Issue.objects.filter(pk=issue.pk).update(rating_comment=words)
         IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.TENANT, body=f"Comment: {words}")
-        done = f"{reference}: the tenant's comment recorded"
     else:
         IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.TENANT, body=f"Still wrong: {words}")
         landlord_tell(
@@ -187,8 +192,13 @@ def follow_up_record(*, conversation: Conversation, message: Message) -> str | N
             subject=f"[{reference}] Not fixed, the tenant says: {words[:120]}",
             body=f"{issue.title}\nProperty: {issue.property}\nThe tenant says: {words}",
         )
-        done = f"{reference}: what is still wrong recorded and sent to the manager"
-    return done
+    return _follow_up_done(reference, last.raw_payload["purpose"])
+
+
+def _follow_up_done(reference: str, purpose: str) -> str:
+    if purpose == COMMENT_PURPOSE:
+        return f"{reference}: the tenant's comment recorded"
+    return f"{reference}: what is still wrong recorded and sent to the manager"
 
 
 def fix_unanswered_close(*, now: datetime.datetime | None = None) -> int:

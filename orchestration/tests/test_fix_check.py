@@ -111,6 +111,23 @@ def test_no_reopens_alerts_the_manager_and_the_next_words_go_on_the_issue(resolv
     assert manager_texts()[-1].startswith("[R2611-ABC123] Not fixed, the tenant says: still dripping")
 
 
+def test_a_turn_run_again_gets_the_same_note_and_records_nothing_twice(resolved, tenant_says):
+    from issues.fix_check import follow_up_record
+
+    tenant_says("2")
+    tenant_says("still dripping under the sink")
+    answer = Message.objects.filter(conversation=resolved.conversation, direction="inbound").latest("id")
+    updates, texts = IssueUpdate.objects.filter(issue=resolved).count(), len(manager_texts())
+    # The turn is discarded and runs again: the model is still told what was recorded.
+    again = follow_up_record(conversation=resolved.conversation, message=answer)
+    assert again == "R2611-ABC123: what is still wrong recorded and sent to the manager"
+    assert (IssueUpdate.objects.filter(issue=resolved).count(), len(manager_texts())) == (updates, texts)
+    # A later message is not taken as the answer.
+    tenant_says("also the bathroom light flickers")
+    later = Message.objects.filter(conversation=resolved.conversation, direction="inbound").latest("id")
+    assert follow_up_record(conversation=resolved.conversation, message=later) is None
+
+
 def test_yes_keeps_the_issue_resolved_while_a_clock_is_still_owed(home, tenant_says):
     from issues.deadlines import AWAAB_POLICY
     from issues.models import DeadlinePolicy
