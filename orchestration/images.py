@@ -58,8 +58,13 @@ HEIF_TYPES = ("image/heic", "image/heif", "image/heic-sequence", "image/heif-seq
 # (~1,600 tokens) it scales the image down itself, so we never send more.
 MAX_IMAGE_PIXELS = 1_150_000
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
-# A decompression-bomb guard for what we open: far above any phone camera.
+# Decompression-bomb guards for what we open. A JPEG is decoded at a reduced
+# scale, so far above any phone camera is fine; other formats (PNG, WebP,
+# HEIC, GIF, TIFF) are decoded at full size, a few bytes per pixel at each
+# step: a 48-megapixel HEIC is the largest a phone takes. A 329 KB PNG of
+# 80 megapixels took 1.4 GB to prepare.
 OPEN_MAX_PIXELS = 80_000_000
+OPEN_MAX_PIXELS_FULL_DECODE = 50_000_000
 TOKENS_DIVISOR = 750
 
 
@@ -111,16 +116,24 @@ def image_bytes_prepare(raw: bytes, *, content_type: str = "", media_id: int = 0
     if content_type.lower() in HEIF_TYPES and not HEIF_SUPPORTED:
         raise ImageUnusable("a HEIC photo, which this server cannot convert")
     try:
-        with Image.open(io.BytesIO(raw)) as opened:
-            if opened.width * opened.height > OPEN_MAX_PIXELS:
-                raise ImageUnusable(f"a photo too large to open ({opened.width}x{opened.height})")
-            opened.seek(0)  # the first frame of a GIF or an image sequence
-            if opened.format == "JPEG":  # decode at a reduced scale (DCT scaling): a 12 MP photo ~4x faster
-                opened.draft("RGB", target_size(opened.width, opened.height))
-            image = ImageOps.exif_transpose(opened)
-            image.load()
-    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError) as exc:
+        image = _decoded(raw)
+    except ImageUnusable:
+        raise
+    except Exception as exc:  # noqa: BLE001 - a decoder's error of any type (pillow-heif raises EOFError)
         raise ImageUnusable(f"a file that could not be read as an image ({type(exc).__name__})") from exc
+    return _jpeg_for_model(image, content_type=content_type, media_id=media_id)
+
+
+def _decoded(raw: bytes) -> Image.Image:
+    with Image.open(io.BytesIO(raw)) as opened:
+        jpeg = opened.format == "JPEG"
+        if opened.width * opened.height > (OPEN_MAX_PIXELS if jpeg else OPEN_MAX_PIXELS_FULL_DECODE):
+            raise ImageUnusable(f"a photo too large to open ({opened.width}x{opened.height})")
+        opened.seek(0)  # the first frame of a GIF or an image sequence
+        if jpeg:  # decode at a reduced scale (DCT scaling): a 12 MP photo ~4x faster
+            opened.draft("RGB", target_size(opened.width, opened.height))
+        image = ImageOps.exif_transpose(opened)
+        image.load()
     if image.mode in ("RGBA", "LA", "P", "PA") or "transparency" in image.info:
         rgba = image.convert("RGBA")
         flat = Image.new("RGB", rgba.size, (255, 255, 255))
@@ -128,6 +141,10 @@ def image_bytes_prepare(raw: bytes, *, content_type: str = "", media_id: int = 0
         image = flat
     elif image.mode != "RGB":
         image = image.convert("RGB")
+    return image
+
+
+def _jpeg_for_model(image: Image.Image, *, content_type: str, media_id: int) -> PreparedImage:
     size = target_size(image.width, image.height)
     if size != image.size:
         image = image.resize(size, Image.Resampling.LANCZOS, reducing_gap=3.0)

@@ -91,3 +91,28 @@ def test_a_heic_photo_without_pillow_heif_is_skipped_with_a_reason(monkeypatch):
 def test_bytes_that_are_no_image_are_refused():
     with pytest.raises(ImageUnusable, match="could not be read"):
         image_bytes_prepare(b"<html>not a photo</html>", content_type="image/jpeg")
+
+
+def test_a_damaged_heic_is_refused_or_shown_never_raised():
+    # Decoders report damage as EOFError or SyntaxError too; one escaped the turn
+    # and paused the assistant at every turn that showed the report's photos.
+    original = photo_bytes(200, 150, fmt="HEIF")
+    refused = 0
+    for offset in range(len(original)):  # every byte flipped in turn
+        raw = bytearray(original)
+        raw[offset] ^= 0xFF
+        try:
+            image_bytes_prepare(bytes(raw), content_type="image/heic")
+        except ImageUnusable:
+            refused += 1
+    assert refused > 0
+
+
+def test_a_huge_png_is_refused_before_it_is_decoded():
+    # A few hundred KB of PNG can decode to gigabytes; only a JPEG is decoded at a reduced scale.
+    image = Image.new("1", (8000, 7000))
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    assert len(out.getvalue()) < 1_000_000
+    with pytest.raises(ImageUnusable, match="too large to open"):
+        image_bytes_prepare(out.getvalue(), content_type="image/png")
