@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import mimetypes
+import re
 import time
 from urllib.parse import urljoin
 
@@ -43,6 +44,10 @@ from conversations.twilio_client import MediaUrlRefused, media_url_check
 logger = logging.getLogger(__name__)
 
 MAX_REDIRECTS = 3
+
+
+# A URL's or a path's query, as error texts quote them ("... with url: /ME1.jpg?X-Amz-Security-Token=...").
+_URL_QUERY = re.compile(r"((?:https?://|/)[^\s?'\"]*)\?[^\s'\")]+")
 
 
 class MediaRetry(Exception):
@@ -151,7 +156,7 @@ def _fetch(url: str) -> tuple[bytes, str]:
             try:
                 target = media_url_check(url)
             except MediaUrlRefused as exc:
-                raise MediaRejected(f"media URL not allowed ({exc}): {url[:120]}") from exc
+                raise MediaRejected(f"media URL not allowed ({exc}): {_without_query(url)[:120]}") from exc
             credentials = target.twilio and redirects == 0
             request_url = target.url
             if target.twilio and settings.TWILIO_API_BASE_URL:
@@ -165,7 +170,9 @@ def _fetch(url: str) -> tuple[bytes, str]:
                     raise MediaRejected("too many redirects")
                 location = response.headers["Location"]
                 if "\\" in location:
-                    raise MediaRejected(f"media URL not allowed (a backslash in a redirect): {location[:120]}")
+                    raise MediaRejected(
+                        f"media URL not allowed (a backslash in a redirect): {_without_query(location)[:120]}"
+                    )
                 url = urljoin(target.url, location)
                 continue
             if response.status_code == 404 and not_found < settings.MEDIA_NOT_FOUND_RETRIES:
@@ -183,11 +190,11 @@ def _send(session: requests.Session, url: str, *, credentials: bool) -> requests
     prepared = requests.Request("GET", url, auth=auth).prepare()
     expected, sent = parse_url(url), parse_url(prepared.url or "")
     if (sent.scheme, sent.host, sent.port, sent.auth) != (expected.scheme, expected.host, expected.port, None):
-        raise MediaRejected(f"media URL not allowed (prepared differently): {url[:120]}")
+        raise MediaRejected(f"media URL not allowed (prepared differently): {_without_query(url)[:120]}")
     try:
         return session.send(prepared, stream=True, allow_redirects=False, timeout=settings.TWILIO_TIMEOUT_SECONDS)
     except requests.RequestException as exc:
-        raise MediaRetry(str(exc)) from exc
+        raise MediaRetry(_without_query(str(exc))) from exc
 
 
 def _read(response: requests.Response, not_found: int) -> tuple[bytes, str]:
@@ -204,12 +211,22 @@ def _read(response: requests.Response, not_found: int) -> tuple[bytes, str]:
         if media_kind(content_type) == AUDIO:
             cap, cap_name = settings.MEDIA_MAX_AUDIO_BYTES, "MEDIA_MAX_AUDIO_BYTES"
         chunks, size = [], 0
-        for chunk in response.iter_content(64 * 1024):
-            size += len(chunk)
-            if size > cap:
-                raise MediaRejected(f"larger than {cap_name} ({cap} bytes)")
-            chunks.append(chunk)
+        try:
+            for chunk in response.iter_content(64 * 1024):
+                size += len(chunk)
+                if size > cap:
+                    raise MediaRejected(f"larger than {cap_name} ({cap} bytes)")
+                chunks.append(chunk)
+        except requests.RequestException as exc:  # the connection broke or stalled mid-file
+            raise MediaRetry(_without_query(str(exc))) from exc
         return b"".join(chunks), content_type
+
+
+def _without_query(text: str) -> str:
+    """``text`` with every URL's query taken out: a redirect's signed CDN link
+    carries a token that fetches the tenant's file, and error texts go to logs
+    and to ``Media.error``."""
+    return _URL_QUERY.sub(r"\1?...", text)
 
 
 def _check_message(message: Message) -> None:

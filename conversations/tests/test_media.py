@@ -107,6 +107,27 @@ def test_oversized_and_wrong_type_files_are_rejected(twilio_stub, settings):
     assert "MEDIA_MAX_IMAGE_BYTES" in big.error and "not accepted" in exe.error
 
 
+def test_a_connection_broken_mid_file_is_retried(twilio_stub, settings):
+    twilio_stub.serve_file("/media/cut", JPEG, **{"Content-Length": str(len(JPEG) * 4)})
+    media = media_at(settings.TWILIO_API_BASE_URL, "/media/cut")
+    with pytest.raises(MediaRetry, match="Connection broken"):
+        media_download(media_id=media.pk)
+    media.refresh_from_db()
+    assert media.download_state == Media.DownloadState.PENDING and not media.file
+
+
+def test_a_signed_cdn_links_token_stays_out_of_the_error(twilio_stub, settings):
+    """The CDN link Twilio redirects to fetches the file on its own; the
+    error text goes to logs and to Media.error."""
+    with TwilioStubServer() as cdn:
+        closed = cdn.url  # nothing listens here once the server has stopped
+    signed = closed + "/cdn/ME1.jpg?X-Amz-Security-Token=SECRET123&X-Amz-Signature=abc"
+    twilio_stub.serve_file(TWILIO_MEDIA_PATH, b"", status=307, Location=signed)
+    with pytest.raises(MediaRetry) as raised:
+        media_download(media_id=MediaFactory(provider_url="https://api.twilio.com" + TWILIO_MEDIA_PATH).pk)
+    assert "/cdn/ME1.jpg?..." in str(raised.value) and "SECRET123" not in str(raised.value)
+
+
 def test_server_errors_are_retried(twilio_stub, settings):
     twilio_stub.serve_file("/media/flaky", b"oops", content_type="text/plain", status=503)
     media = media_at(settings.TWILIO_API_BASE_URL, "/media/flaky")
