@@ -609,7 +609,7 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": env_int("API_PAGE_SIZE", 50),
     "DEFAULT_RENDERER_CLASSES": [
         "rest_framework.renderers.JSONRenderer",
-        "rest_framework.renderers.BrowsableAPIRenderer",
+        "api.renderers.BrowsableAPIWithoutFormsRenderer",  # its forms would list every organization's rows
     ],
 }
 API_MAX_PAGE_SIZE = env_int("API_MAX_PAGE_SIZE", 200)

@@ -37,7 +37,7 @@ from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image, ImageOps
 
 from conversations import message_kinds
 from conversations.models import Conversation, Media
@@ -119,7 +119,7 @@ def image_bytes_prepare(raw: bytes, *, content_type: str = "", media_id: int = 0
         image = _decoded(raw)
     except ImageUnusable:
         raise
-    except Exception as exc:  # noqa: BLE001 - a decoder's error of any type (pillow-heif raises EOFError)
+    except Exception as exc:  # a decoder's error of any type: pillow-heif raises EOFError
         raise ImageUnusable(f"a file that could not be read as an image ({type(exc).__name__})") from exc
     return _jpeg_for_model(image, content_type=content_type, media_id=media_id)
 
