@@ -414,6 +414,10 @@ EMERGENCY_SWEEP_GRACE_SECONDS = env_int("EMERGENCY_SWEEP_GRACE_SECONDS", 300)
 # Another keyword hit of the same category within this window gets the safety
 # reply again but raises no new alert.
 EMERGENCY_REALERT_MINUTES = env_int("EMERGENCY_REALERT_MINUTES", 30)
+# An organization's own pattern rule may search one message for this long; past
+# it the rule is skipped for that message and logged (a pattern that backtracks
+# for ever must not hold up the workers every organization shares).
+EMERGENCY_OWN_PATTERN_TIMEOUT_MS = env_int("EMERGENCY_OWN_PATTERN_TIMEOUT_MS", 50)
 # Inbound messages the emergency worker has not screened this long after
 # arrival (worker down, task lost) are screened by the sweeper, which runs
 # every EMERGENCY_SWEEP_INTERVAL_SECONDS; older than the window, they are left.

@@ -17,6 +17,8 @@ import logging
 import re
 from dataclasses import dataclass, field
 
+import regex
+from django.conf import settings
 from django.db import connection
 from django.db.models import Q
 
@@ -98,10 +100,14 @@ class _Compiled:
     version: int
     phrases: re.Pattern | None
     by_phrase: dict[str, list[RuleHit]]
-    patterns: list[tuple[re.Pattern, RuleHit]]
-    # Every pattern in one alternation: a message none of them hits (most)
-    # costs one search, not one per pattern. None when they cannot be joined.
+    patterns: list[tuple[re.Pattern, RuleHit]]  # the built-in ones
+    # Every built-in pattern in one alternation: a message none of them hits
+    # (most) costs one search, not one per pattern. None when they cannot be joined.
     any_pattern: re.Pattern | None = None
+    # The organization's own patterns, each searched with a time limit: one that
+    # backtracks for ever ("(a|b|ab)*c") must not hold up the web and emergency
+    # workers every organization shares.
+    own_patterns: list[tuple[regex.Pattern, RuleHit]] = field(default_factory=list)
 
 
 _cache: dict[tuple[int | None, str], _Compiled] = {}
@@ -118,7 +124,7 @@ def _rules(organization_id: int | None, country: str):
 
 def _compile(organization_id: int | None, country: str, version: int) -> _Compiled:
     by_phrase: dict[str, list[RuleHit]] = {}
-    patterns = []
+    patterns, own_patterns = [], []
     for rule in _rules(organization_id, country).order_by("id"):
         hit = RuleHit(
             rule.pk,
@@ -130,8 +136,11 @@ def _compile(organization_id: int | None, country: str, version: int) -> _Compil
         )
         if rule.is_pattern:
             try:
-                patterns.append((re.compile(rule.phrase), hit))
-            except re.error as exc:
+                if hit.own:
+                    own_patterns.append((regex.compile(rule.phrase), hit))
+                else:
+                    patterns.append((re.compile(rule.phrase), hit))
+            except (re.error, regex.error) as exc:
                 # The admin refuses such patterns (rule_problem); one saved some other way never blocks the others.
                 logger.error("emergency rule %s skipped, its pattern does not compile: %s", rule.pk, exc)
         else:
@@ -145,7 +154,12 @@ def _compile(organization_id: int | None, country: str, version: int) -> _Compil
         else None
     )
     return _Compiled(
-        version=version, phrases=phrases, by_phrase=by_phrase, patterns=patterns, any_pattern=_joined(patterns)
+        version=version,
+        phrases=phrases,
+        by_phrase=by_phrase,
+        patterns=patterns,
+        any_pattern=_joined(patterns),
+        own_patterns=own_patterns,
     )
 
 
@@ -205,4 +219,17 @@ def _hits(compiled: _Compiled, normalised: str) -> list[RuleHit]:
                 hits += compiled.by_phrase[" ".join(found.group(0).split())]
         if compiled.any_pattern is None or compiled.any_pattern.search(candidate):
             hits += [hit for pattern, hit in compiled.patterns if pattern.search(candidate)]
+        hits += [hit for pattern, hit in compiled.own_patterns if _own_search(pattern, hit, candidate)]
     return list({hit.rule_id: hit for hit in hits}.values())
+
+
+def _own_search(pattern: regex.Pattern, hit: RuleHit, text: str) -> bool:
+    try:
+        return pattern.search(text, timeout=settings.EMERGENCY_OWN_PATTERN_TIMEOUT_MS / 1000) is not None
+    except TimeoutError:
+        logger.error(
+            "emergency rule %s skipped for a message: its pattern ran over EMERGENCY_OWN_PATTERN_TIMEOUT_MS (%s ms)",
+            hit.rule_id,
+            settings.EMERGENCY_OWN_PATTERN_TIMEOUT_MS,
+        )
+        return False

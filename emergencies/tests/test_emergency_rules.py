@@ -4,6 +4,7 @@ the model's check, and what must never fire, in every seeded language."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from django.urls import reverse
 
 from emergencies.defaults import RULES, default_rules, defaults_seed
 from emergencies.figurative import FIGURES
-from emergencies.matching import Match, _compile, emergency_match
+from emergencies.matching import Match, _compile, _joined, emergency_match
 from emergencies.models import EmergencyRule, SafetyMessage
 from emergencies.normalise import normalise, rule_problem
 from properties.tests.factories import OrganizationFactory
@@ -181,8 +182,24 @@ def test_a_pattern_that_refers_back_to_its_group_is_matched_alone():
     EmergencyRule.objects.create(
         organization=organization, phrase=r"\b(wo)\1f\b", is_pattern=True, category="gas", language="en"
     )
-    assert _compile(organization.pk, "GB", ("backreference",)).any_pattern is None  # joined, \1 would change
     assert emergency_match("a wowof here", organization_id=organization.pk, country="GB").category == "gas"
+    assert _joined([(re.compile(r"\b(wo)\1f\b"), None)]) is None  # joined, \1 would change
+
+
+@pytest.mark.timeout(60)
+def test_an_organizations_pattern_that_backtracks_for_ever_is_cut_off_and_the_others_still_match(caplog):
+    # Accepted by the admin's checks; on 80 letters it backtracks for longer than anyone waits.
+    organization = OrganizationFactory()
+    runaway = EmergencyRule.objects.create(
+        organization=organization, phrase=r"(\w|\w\w)+\d", is_pattern=True, category="gas", language="en"
+    )
+    assert rule_problem(phrase=runaway.phrase, is_pattern=True) is None
+    EmergencyRule.objects.create(
+        organization=organization, phrase=r"\bhal flods?\b", is_pattern=True, category="flooding", language="en"
+    )
+    found = emergency_match("ab" * 40 + " the hall floods", organization_id=organization.pk, country="GB")
+    assert found.category == "flooding"
+    assert f"emergency rule {runaway.pk} skipped" in caplog.text
 
 
 @pytest.mark.parametrize("pattern", [p for patterns in FIGURES.values() for p in patterns])
