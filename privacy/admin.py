@@ -21,6 +21,7 @@ from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
+from django.forms import ModelChoiceField
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
 
@@ -93,6 +94,16 @@ class DataRequestAdmin(PrivacyScopedAdmin):
             # Asked from a number that matches no tenant: the landlord says who it is.
             return [*self.readonly_fields, "kind"]
         return [*self.readonly_fields, "tenant", "kind"]  # decided with the actions, not edited
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        tenant = form.base_fields.get("tenant")
+        if isinstance(tenant, ModelChoiceField):
+            if obj is None:
+                tenant.required = True  # the request's organization is the tenant's
+            elif tenant.queryset is not None:  # a number that matched no tenant: one of its own organization's
+                tenant.queryset = tenant.queryset.filter(organization_id=obj.organization_id)
+        return form
 
     def formfield_for_foreignkey(self, db_field, request, **kwargs):
         if db_field.name == "tenant":

@@ -88,8 +88,10 @@ class DataRequest(models.Model):
     conversation = models.ForeignKey(
         "conversations.Conversation", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    # The WhatsApp message that asked: UNIQUE, so a repeated delivery records one request.
-    message = models.OneToOneField(
+    # The WhatsApp message that asked: one request of each kind per message, so a
+    # repeated delivery records one, and "delete my data" recorded as an export by
+    # the phrases still takes the model's erasure.
+    message = models.ForeignKey(
         "conversations.Message", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.EXPORT)
@@ -111,6 +113,7 @@ class DataRequest(models.Model):
             models.CheckConstraint(
                 condition=Q(status__in=["pending", "done", "rejected"]), name="datarequest_status_valid"
             ),
+            models.UniqueConstraint(fields=["message", "kind"], name="datarequest_one_per_message_and_kind"),
         ]
 
     def __str__(self) -> str:

@@ -63,10 +63,16 @@ def _decide(request: DataRequest, *, user: Any, status: str) -> None:
     request.save(update_fields=["status", "decided_at", "decided_by"])
 
 
+def _check_pending(request: DataRequest) -> None:
+    if request.status != DataRequest.Status.PENDING:
+        raise DataRequestError(f"This request was already decided ({request.get_status_display().lower()}).")
+
+
 def data_request_export(*, request: DataRequest, user: Any, via: str) -> bytes:
     """Approve an export request: the ZIP for the landlord to hand over."""
     if request.kind != DataRequest.Kind.EXPORT:
         raise DataRequestError("This is not an export request.")
+    _check_pending(request)
     if request.tenant is None:
         raise DataRequestError("Link the request to a tenant first (the number matches no tenant).")
     payload = tenant_export_build(tenant=request.tenant, user=user, via=via)
@@ -77,6 +83,7 @@ def data_request_export(*, request: DataRequest, user: Any, via: str) -> bytes:
 def data_request_erase(*, request: DataRequest, user: Any, via: str) -> ErasureRecord:
     if request.kind != DataRequest.Kind.ERASURE:
         raise DataRequestError("This is not an erasure request.")
+    _check_pending(request)
     if request.tenant is None:
         raise DataRequestError("Link the request to a tenant first.")
     record = tenant_erase(tenant=request.tenant, user=user, via=via)

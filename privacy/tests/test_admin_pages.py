@@ -72,3 +72,42 @@ def test_a_request_from_an_unknown_number_is_linked_to_a_tenant_then_decided(wor
     client.post(url, {"tenant": alice.tenant.pk})
     request.refresh_from_db()
     assert request.tenant == alice.tenant
+
+
+def test_a_request_added_without_a_tenant_is_a_form_error(worlds, client):
+    alice, _ = worlds
+    client.force_login(alice.user)
+    response = client.post(reverse("admin:privacy_datarequest_add"), {"tenant": "", "kind": "export"})
+    assert response.status_code == 200 and "tenant" in response.context["adminform"].form.errors
+    assert not DataRequest.objects.exists()
+
+
+def test_a_request_is_linked_only_to_a_tenant_of_its_own_organization(worlds, client):
+    # A manager of two organizations is offered only the request's organization's tenants.
+    alice, bob = worlds
+    from properties.models import Membership
+
+    Membership.objects.create(user=alice.user, organization=bob.organization, role="manager")
+    request = DataRequest.objects.create(organization=alice.organization, kind="export", source="whatsapp")
+    client.force_login(alice.user)
+    response = client.post(reverse("admin:privacy_datarequest_change", args=[request.pk]), {"tenant": bob.tenant.pk})
+    assert response.status_code == 200 and "tenant" in response.context["adminform"].form.errors
+    request.refresh_from_db()
+    assert request.tenant is None
+
+
+def test_a_decided_export_is_not_approved_again(worlds, client):
+    alice, _ = worlds
+    request = DataRequest.objects.create(
+        organization=alice.organization, tenant=alice.tenant, kind="export", status="rejected"
+    )
+    client.force_login(alice.user)
+    response = client.post(
+        reverse("admin:privacy_datarequest_changelist"),
+        {"action": "approve_export", "_selected_action": [request.pk]},
+        follow=True,
+    )
+    assert response["Content-Type"].startswith("text/html")  # no ZIP
+    assert "already decided" in response.content.decode()
+    request.refresh_from_db()
+    assert request.status == "rejected"

@@ -47,3 +47,12 @@ def test_the_detector_and_the_model_seeing_one_ask_make_one_request(home, tenant
     tenant_says("Please send me a copy of all my data", model=[reply])
     tenant_says("did you get my request for my data?", model=[reply])
     assert DataRequest.objects.count() == 1  # still pending: not asked twice
+
+
+def test_an_erasure_the_phrases_took_for_an_export_is_still_recorded(home, tenant_says):
+    # "my data" + "want" is an export to the phrases; the model reads an erasure.
+    tenant_says(
+        "I want you to delete my data please",
+        model=[call("data_request", kind="erasure", message="I've passed that on to the agency.")],
+    )
+    assert sorted(DataRequest.objects.values_list("kind", flat=True)) == ["erasure", "export"]
