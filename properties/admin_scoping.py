@@ -141,7 +141,10 @@ class OrganizationScopedMixin(_BaseModelAdmin):
         if not _user_is_member(user) or action not in self.member_permissions:
             return False
         roles = user_memberships(user)
-        if obj is not None and isinstance(obj, self.model):
+        # An inline is asked with its parent (a property for its tenancies): the
+        # parent's organization decides, not the user's role anywhere else.
+        scope = scope_for(type(obj)) if obj is not None else None
+        if obj is not None and (isinstance(obj, self.model) or (scope is not None and not scope.many)):
             owner = organization_id_of(obj)
             if owner is None:  # a shared default: read-only for members
                 return action == "view"

@@ -309,3 +309,19 @@ def test_login_attempts_and_lockouts_are_closed_to_members(rf):
         model_admin = admin.site._registry[model]
         assert not model_admin.has_module_permission(request), model
         assert not model_admin.has_view_permission(request), model
+
+
+def test_an_inlines_rows_are_deleted_only_with_a_deleting_role_in_the_parents_organization(rf, worlds):
+    # Django asks an inline with its parent object, here a property: the
+    # staff role in Alice's agency decides, not a manager's role at Bob's.
+    alice, bob = worlds
+    user = UserFactory()
+    MembershipFactory(user=user, organization=alice.organization, role=Membership.Role.STAFF)
+    MembershipFactory(user=user, organization=bob.organization, role=Membership.Role.MANAGER)
+    request = rf.get("/")
+    request.user = user
+    property_admin = admin.site._registry[Property]
+    [tenancies] = [i for i in property_admin.get_inline_instances(request, alice.property) if i.model is Tenancy]
+    assert tenancies.has_change_permission(request, alice.property)
+    assert not tenancies.has_delete_permission(request, alice.property)
+    assert tenancies.has_delete_permission(request, bob.property)
