@@ -9,8 +9,12 @@ content) and below api (docs/architecture.md)."""
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.validators import MaxValueValidator
 from django.db import models
 from django.db.models import Q
+
+# A century: any longer would reach before year 1 of the calendar, and keeps nothing less.
+MAX_MONTHS = 1200
 
 
 class RetentionPolicy(models.Model):
@@ -26,11 +30,13 @@ class RetentionPolicy(models.Model):
     )
     message_content_months = models.PositiveSmallIntegerField(
         default=24,
+        validators=[MaxValueValidator(MAX_MONTHS)],
         help_text="Message text, transcripts, turn traces and alert texts are removed this many months after "
         "the conversation's last activity or its last issue's resolution, whichever is later.",
     )
     media_months = models.PositiveSmallIntegerField(
         default=12,
+        validators=[MaxValueValidator(MAX_MONTHS)],
         help_text="Photo and voice-note files are deleted after this many months (same clock).",
     )
     created_at = models.DateTimeField(auto_now_add=True)

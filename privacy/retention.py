@@ -54,6 +54,7 @@ def months_before(moment: datetime.datetime, months: int) -> datetime.datetime:
 class RetentionReport:
     dry_run: bool
     organizations: dict[int, dict[str, int]] = field(default_factory=dict)
+    failed: list[int] = field(default_factory=list)  # organizations whose run raised (logged)
 
     def total(self) -> dict[str, int]:
         totals: dict[str, int] = {}
@@ -89,6 +90,12 @@ def _expired_conversations(organization_id: int, cutoff: datetime.datetime):
     )
 
 
+def _still_expired(organization_id: int, cutoff: datetime.datetime, ids: list[int]) -> list[int]:
+    if not ids:
+        return []
+    return list(_expired_conversations(organization_id, cutoff).filter(pk__in=ids).values_list("pk", flat=True))
+
+
 # Conversations redacted per transaction: short transactions (row locks on a
 # few thousand messages at most), and a crash loses at most one batch's work,
 # which the next run (idempotent) does again.
@@ -111,8 +118,13 @@ def retention_apply_organization(
     content_ids, file_ids = set(conversation_ids), set(media_ids)
     touched = 0
     for batch in _batches(sorted(content_ids | file_ids)):
-        content_batch = [pk for pk in batch if pk in content_ids]
         with transaction.atomic():
+            # Locked, then checked again: a message that came in since the list
+            # was made (the webhook updates its conversation's row) keeps its
+            # conversation, and one coming in now waits for this batch.
+            list(Conversation.objects.select_for_update().filter(pk__in=batch).values_list("pk"))
+            content_batch = _still_expired(organization_id, content_cutoff, [pk for pk in batch if pk in content_ids])
+            file_batch = _still_expired(organization_id, media_cutoff, [pk for pk in batch if pk in file_ids])
             before = sum(counts.values())
             conversation_content_redact(
                 conversations=Conversation.objects.filter(pk__in=content_batch),
@@ -125,9 +137,7 @@ def retention_apply_organization(
             )
             if sum(counts.values()) != before:
                 touched += len(content_batch)
-            media_files_delete(
-                Media.objects.filter(message__conversation_id__in=[pk for pk in batch if pk in file_ids]), counts
-            )
+            media_files_delete(Media.objects.filter(message__conversation_id__in=file_batch), counts)
             if dry_run:
                 transaction.set_rollback(True)
     with transaction.atomic():
@@ -164,8 +174,12 @@ def retention_apply(*, now: datetime.datetime | None = None, dry_run: bool = Fal
     now = now or timezone.now()
     report = RetentionReport(dry_run=dry_run)
     for policy in RetentionPolicy.objects.order_by("organization_id"):
-        report.organizations[policy.organization_id] = retention_apply_organization(
-            policy=policy, now=now, dry_run=dry_run
-        )
+        try:
+            report.organizations[policy.organization_id] = retention_apply_organization(
+                policy=policy, now=now, dry_run=dry_run
+            )
+        except Exception:  # one organization's failure must not leave the others' data kept
+            logger.exception("retention for organization %s failed; the others go on", policy.organization_id)
+            report.failed.append(policy.organization_id)
     logger.info("retention%s: %s", " (dry run)" if dry_run else "", report.total())
     return report

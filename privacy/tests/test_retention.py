@@ -164,3 +164,44 @@ def test_the_beat_task_applies_the_policies_and_reports_totals(world, settings):
     assert totals["conversations.Message.body"] >= 1
     assert content(messages["old"])[0] == RETAINED
     assert retention_apply_task() == {}
+
+
+def test_a_message_that_comes_in_during_the_run_keeps_its_conversation(world, monkeypatch):
+    import privacy.retention as retention
+
+    _, _, messages = world
+    conversation = messages["old"].conversation
+    listed = retention._batches
+
+    def new_message_after_the_list(ids):
+        # The tenant writes again between the list of expired conversations and its batch.
+        fresh = MessageFactory.create(conversation=conversation, body="the leak is back")
+        Message.objects.filter(pk=fresh.pk).update(created_at=NOW)
+        return listed(ids)
+
+    monkeypatch.setattr(retention, "_batches", new_message_after_the_list)
+    retention_apply(now=NOW)
+    assert content(messages["old"]) == ("old words", True, "old words said")  # active again: nothing goes
+    assert Message.objects.get(conversation=conversation, body="the leak is back")
+
+
+def test_one_organizations_failure_does_not_stop_the_others(world):
+    alice, bob, messages = world
+    RetentionPolicy.objects.create(organization=bob.organization, message_content_months=24, media_months=12)
+    # Saved before the form's limit existed: before year 1, which the calendar refuses.
+    RetentionPolicy.objects.filter(organization=alice.organization).update(message_content_months=30000)
+    report = retention_apply(now=NOW)
+    assert report.failed == [alice.organization.pk]
+    assert content(messages["bob_old"]) == (RETAINED, False, "")
+    with pytest.raises(Exception, match="failed for organization"):
+        call_command("apply_retention", now=NOW.isoformat())
+
+
+def test_a_policy_over_a_century_is_refused_by_the_form(world):
+    from django.core.exceptions import ValidationError
+
+    alice, _, _ = world
+    policy = RetentionPolicy.objects.get(organization=alice.organization)
+    policy.message_content_months = 1201
+    with pytest.raises(ValidationError, match="1200"):
+        policy.full_clean()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from privacy.retention import retention_apply
 from properties.models import Organization
@@ -22,8 +22,10 @@ class Command(BaseCommand):
         report = retention_apply(now=now, dry_run=options["dry_run"])
         names = dict(Organization.objects.filter(pk__in=report.organizations).values_list("pk", "name"))
         verb = "would remove" if report.dry_run else "removed"
-        if not report.organizations:
+        if not report.organizations and not report.failed:
             self.stdout.write("No organization has a retention policy: nothing to do.")
         for organization_id, counts in report.organizations.items():
             summary = ", ".join(f"{key} {value}" for key, value in sorted(counts.items())) or "nothing"
             self.stdout.write(f"{names.get(organization_id, organization_id)}: {verb} {summary}")
+        if report.failed:
+            raise CommandError(f"retention failed for organization(s) {report.failed}; see the error log")
