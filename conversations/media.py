@@ -73,6 +73,18 @@ def media_download(*, media_id: int) -> Media | None:
         logger.warning("media %s rejected: %s", media.pk, exc)
         _audio_gone(media)
         return media
+    with transaction.atomic():
+        # Claimed under the row's lock: a run that overlapped this one (a
+        # sweeper's re-queue) or an erasure since the fetch leaves nothing to store.
+        claimed = Media.objects.select_for_update().filter(pk=media.pk, download_state=Media.DownloadState.PENDING)
+        if not claimed.exists():
+            logger.info("media %s: no longer pending when its download finished; nothing stored", media.pk)
+            return Media.objects.filter(pk=media.pk).first()
+        _store(media, content, content_type)
+    return media
+
+
+def _store(media: Media, content: bytes, content_type: str) -> None:
     extension = _EXTENSIONS.get(content_type) or mimetypes.guess_extension(content_type) or ""
     media.sha256 = hashlib.sha256(content).hexdigest()
     media.file.save(f"{media.sha256[:32]}{extension}", ContentFile(content), save=False)
@@ -89,7 +101,6 @@ def media_download(*, media_id: int) -> Media | None:
         transaction.on_commit(lambda: queue_leased(MEDIA_TRANSCRIBE, [media.pk], Media, [media.pk]))
     elif media.transcription_state:
         transcription_kick_turn(media=media)  # nothing to wait for: the turn may go on now
-    return media
 
 
 def media_mark_failed(*, media_id: int, reason: str) -> None:

@@ -20,8 +20,9 @@ from django.contrib.admin.models import LogEntry as AdminLogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
 from django.db.models import Q, QuerySet
+from django.utils import timezone
 
-from conversations.models import Conversation, Media, Message
+from conversations.models import Conversation, Media, Message, TranscriptionState
 from emergencies.models import EmergencyAlert
 from issues.models import Issue, IssueUpdate
 from orchestration.models import Turn
@@ -274,7 +275,36 @@ def conversation_content_redact(
     marker: str,
     counts: dict[str, int],
 ) -> None:
-    """Remove the words and files of these conversations (erasure and retention share it)."""
+    """Remove the words and files of these conversations (erasure and retention share it).
+
+    The conversations are locked first, as a turn locks its conversation to
+    apply what the model decided: a turn that read the words before this
+    commits finds its messages handled and is discarded, and one that
+    committed first has its issue's words erased below. A download or
+    transcription still under way is cancelled: its result finds the row no
+    longer pending and is thrown away."""
+    list(conversations.select_for_update().order_by("pk").values_list("pk"))
+    _count(
+        counts,
+        "conversations.Message.processed_at (not answered: erased)",
+        messages.filter(direction=Message.Direction.INBOUND, processed_at__isnull=True).update(
+            processed_at=timezone.now()
+        ),
+    )
+    _count(
+        counts,
+        "conversations.Media.download_state (cancelled)",
+        media.filter(download_state=Media.DownloadState.PENDING).update(
+            download_state=Media.DownloadState.REJECTED, error=marker
+        ),
+    )
+    _count(
+        counts,
+        "conversations.Media.transcription_state (cancelled)",
+        media.filter(transcription_state=TranscriptionState.PENDING).update(
+            transcription_state=TranscriptionState.FAILED
+        ),
+    )
     _count(
         counts,
         "conversations.Message.body",

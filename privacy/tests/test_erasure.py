@@ -191,3 +191,38 @@ def test_the_admin_erases_an_erasure_request_after_confirmation(worlds, client):
     # Bob cannot reach Alice's request.
     client.force_login(bob.user)
     assert client.get(reverse("admin:privacy_datarequest_change", args=[request.pk])).status_code == 404
+
+
+def test_work_under_way_at_erasure_brings_nothing_back(worlds, twilio_stub, settings):
+    """A photo still downloading, a voice note still being transcribed and a
+    message waiting for its turn: none of them brings the tenant's content
+    back once the erasure has committed."""
+    from conversations.media import media_download
+    from conversations.models import TranscriptionState
+    from orchestration.engine import turn_run
+    from orchestration.models import Turn
+    from properties.tests.persona import MediaFactory, MessageFactory
+
+    alice, _ = worlds
+    waiting = MessageFactory.create(conversation=alice.conversation, body="my new report, unanswered")
+    path = "/2010-04-01/Accounts/AC1/Messages/MM9/Media/ME9"
+    photo = MediaFactory.create(
+        message=waiting, index=0, provider_url="https://api.twilio.com" + path, download_state="pending", file=""
+    )
+    voice = MediaFactory.create(
+        message=waiting, index=1, content_type="audio/ogg", transcription_state=TranscriptionState.PENDING
+    )
+    twilio_stub.serve_file(path, b"\xff\xd8\xff\xe0" + b"0" * 500)
+    turns = Turn.objects.count()
+
+    tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
+
+    media_download(media_id=photo.pk)  # the download's task ran on
+    photo.refresh_from_db()
+    assert (photo.download_state, bool(photo.file)) == ("rejected", False)
+    voice.refresh_from_db()
+    assert voice.transcription_state == TranscriptionState.FAILED  # a transcript arriving now is not written
+    assert turn_run(conversation_id=alice.conversation.pk, message_ids=[waiting.pk]) is None
+    assert Turn.objects.count() == turns
+    waiting.refresh_from_db()
+    assert waiting.body == ERASED and waiting.processed_at is not None
