@@ -168,3 +168,29 @@ def test_the_sweeper_queues_a_lost_transcription_again_after_the_lease(
     assert channel_sweep(now=later)["transcriptions"] == 1
     assert ("media.transcribe", [media.pk], "transcription") in queued
     assert channel_sweep(now=later)["transcriptions"] == 0  # leased again: not doubled
+
+
+def test_a_transcript_after_the_turn_stopped_waiting_is_answered_unless_the_tenant_wrote_since(
+    twilio_stub, transcription_stub, voice_note, queued, django_capture_on_commit_callbacks
+):
+    from django.utils import timezone
+
+    from conversations.tests.factories import MessageFactory
+
+    def late(text: str, *, then_wrote: bool) -> Message:
+        media = downloaded(twilio_stub, voice_note(text))
+        message = media.message
+        # The turn gave up waiting and asked the tenant to type it.
+        Message.objects.filter(pk=message.pk).update(processed_at=timezone.now())
+        if then_wrote:
+            MessageFactory(conversation=message.conversation, body="its the kitchen tap")
+        transcription_stub.queue(TranscriptionReply(text=text, language="english"))
+        with django_capture_on_commit_callbacks(execute=True):
+            media_transcribe(media_id=media.pk)
+        return Message.objects.get(pk=message.pk)
+
+    answered = late("The kitchen tap is leaking", then_wrote=False)
+    assert answered.processed_at is None  # goes to a turn again, with its words
+    assert ("inbound.process", [answered.pk], "inbound") in queued
+    typed = late("The bathroom light flickers", then_wrote=True)
+    assert typed.processed_at is not None  # the tenant's typed words are the next turn's
