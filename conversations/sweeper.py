@@ -135,6 +135,13 @@ def lease_take(queryset: QuerySet, *, now: datetime, limit: int | None = None) -
     return leased, over
 
 
+def lease_renew(model: type[Model], ids: list[int]) -> None:
+    """A task that retries still holds the work: its lease starts again, so
+    the sweeper does not queue a second chain while a slow one (timeouts and
+    backoff together can outlast ``SWEEP_LEASE_SECONDS``) is still trying."""
+    model._default_manager.filter(pk__in=ids).update(queued_at=timezone.now())
+
+
 def queue_leased(
     name: str,
     args: list,

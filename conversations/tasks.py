@@ -8,7 +8,8 @@ from django.conf import settings
 from config.tasks import CHANNEL_SWEEP, MEDIA_DOWNLOAD, MEDIA_TRANSCRIBE, OUTBOUND_SEND
 from conversations.delivery import SendRetry, message_send
 from conversations.media import MediaRetry, media_download, media_mark_failed
-from conversations.sweeper import channel_sweep
+from conversations.models import Media
+from conversations.sweeper import channel_sweep, lease_renew
 from conversations.transcription import TranscriptionRetry, media_transcribe, media_transcription_fail
 
 
@@ -32,6 +33,7 @@ def download_media(self, media_id: int) -> None:
         if self.request.retries >= self.max_retries:
             media_mark_failed(media_id=media_id, reason=f"gave up after retries: {exc}")
             return
+        lease_renew(Media, [media_id])
         raise self.retry(exc=exc, countdown=2 ** (self.request.retries + 1)) from exc
 
 
@@ -50,6 +52,7 @@ def transcribe_media(self, media_id: int) -> None:
             media_transcription_fail(media_id=media_id, reason=f"gave up after {retries} retries: {exc}")
             return
         backoff = TRANSCRIPTION_BACKOFF_SECONDS * 2**self.request.retries
+        lease_renew(Media, [media_id])
         raise self.retry(exc=exc, countdown=backoff, max_retries=retries) from exc
 
 

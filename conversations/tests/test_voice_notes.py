@@ -128,6 +128,26 @@ def test_a_transient_error_leaves_the_note_pending_for_a_retry(twilio_stub, tran
     assert media.transcription_state == TranscriptionState.PENDING
 
 
+def test_a_retry_renews_the_lease_so_the_sweeper_does_not_start_a_second_chain(
+    twilio_stub, transcription_stub, voice_note, settings
+):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversations.tasks import transcribe_media
+
+    media = downloaded(twilio_stub, voice_note("Hello"))
+    long_ago = timezone.now() - timedelta(seconds=settings.SWEEP_LEASE_SECONDS * 2)
+    Media.objects.filter(pk=media.pk).update(queued_at=long_ago)
+    settings.TRANSCRIPTION_MAX_RETRIES = 1
+    transcription_stub.fail(1, status=503)  # the first try fails, the retry succeeds
+    transcribe_media.apply(args=[media.pk])
+    media.refresh_from_db()
+    assert media.transcription_state == TranscriptionState.DONE
+    assert media.queued_at > long_ago
+
+
 def test_a_timeout_is_transient(twilio_stub, transcription_stub, voice_note, settings):
     media = downloaded(twilio_stub, voice_note("Hello"))
     settings.TRANSCRIPTION_TIMEOUT_SECONDS = 0.2
