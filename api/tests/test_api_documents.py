@@ -57,3 +57,12 @@ def test_uploaded_document_is_embedded_by_a_real_worker(celery_worker_process):
         return body["status"] == "ready" and body["chunk_count"] >= 1
 
     wait_for(ready, timeout=180, message=f"the worker to embed the upload\n{celery_worker_process.log_path}")
+
+
+def test_a_misspelt_field_is_refused_not_ignored(alice_api, worlds):
+    alice, _ = worlds
+    file = SimpleUploadedFile("bins.md", b"# Bins\n\nTuesday mornings.")
+    response = alice_api.post("/api/v1/documents/", {"file": file, "propery": alice.property.pk})
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"]["propery"] == ["Unknown field."]
+    assert not Document.objects.filter(title="bins").exists()

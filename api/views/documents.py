@@ -10,6 +10,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
 from api.scoping import OrganizationScopedApi
 from properties.models import Property
 from retrieval.models import Document
@@ -48,7 +49,7 @@ class DocumentFilter(django_filters.FilterSet):
 
 
 class DocumentListApi(OrganizationScopedApi, generics.ListAPIView):
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         file = serializers.FileField(help_text="Plain text or Markdown, UTF-8.")
         title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
         property = serializers.IntegerField(required=False, allow_null=True, default=None)

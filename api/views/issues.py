@@ -17,6 +17,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
 from api.scoping import OrganizationScopedApi
 from issues.deadlines import ClockError, clock_meet, clock_state
 from issues.dispatch import DispatchError, contractors_suggest, job_live, job_offer, job_withdraw
@@ -105,17 +106,6 @@ class ClockOutput(serializers.ModelSerializer):
 
     def get_state(self, obj) -> str:
         return clock_state(obj, now=timezone.now(), issue_status=obj.issue.status)
-
-
-class StrictInput(serializers.Serializer):
-    """An input that refuses fields it does not know, rather than ignoring a
-    misspelt one."""
-
-    def validate(self, attrs):
-        unknown = set(self.initial_data) - set(self.fields)
-        if unknown:
-            raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
-        return attrs
 
 
 class AppointmentOutput(serializers.ModelSerializer):

@@ -15,6 +15,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
 from api.scoping import OrganizationScopedApi
 from privacy.erasure import tenant_erase
 from privacy.export import export_filename, tenant_export_build
@@ -59,7 +60,7 @@ class TenantExportApi(OrganizationScopedApi, APIView):
 class TenantEraseApi(OrganizationScopedApi, APIView):
     """Erase a tenant's content everywhere (``{"confirm": true}`` required)."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         confirm = serializers.BooleanField()
 
         class Meta:
@@ -114,7 +115,7 @@ class DataRequestListApi(DataRequestScopedApi, generics.ListAPIView):
 class DataRequestDecideApi(DataRequestScopedApi, APIView):
     """Approve (an export answers with the ZIP; an erasure with its record) or reject a pending request."""
 
-    class InputSerializer(serializers.Serializer):
+    class InputSerializer(StrictInput):
         decision = serializers.ChoiceField(choices=["approve", "reject"])
 
         class Meta:

@@ -6,10 +6,10 @@ import django_filters
 from django.db.models import Q
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
-from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.inputs import StrictInput
 from api.scoping import OrganizationScopedApi
 from properties.models import Contractor, Property, RepairCategory, Tenancy, Tenant
 from properties.selectors import contractor_list, property_list, tenancy_list, tenant_list
@@ -23,21 +23,6 @@ from properties.services import (
     tenant_create,
     tenant_update,
 )
-
-
-def _reject_unknown(serializer: serializers.Serializer, attrs: dict) -> dict:
-    unknown = set(serializer.initial_data) - set(serializer.fields)
-    if unknown:
-        raise ValidationError({name: ["Unknown field."] for name in sorted(unknown)})
-    return attrs
-
-
-class StrictSerializer(serializers.Serializer):
-    """Input serializer that refuses fields it does not know (a typo is an error, not a no-op)."""
-
-    def validate(self, attrs):
-        return _reject_unknown(self, attrs)
-
 
 # --- Properties -------------------------------------------------------------------
 
@@ -90,7 +75,7 @@ def degrees_field(limit: int, help_text: str = "") -> serializers.DecimalField:
 
 
 class PropertyListApi(OrganizationScopedApi, generics.ListAPIView):
-    class InputSerializer(StrictSerializer):
+    class InputSerializer(StrictInput):
         organization = serializers.IntegerField(required=False, help_text="Needed only if you belong to several.")
         code = serializers.CharField(max_length=32)
         address = serializers.CharField(max_length=300)
@@ -122,7 +107,7 @@ class PropertyListApi(OrganizationScopedApi, generics.ListAPIView):
 
 
 class PropertyDetailApi(OrganizationScopedApi, APIView):
-    class InputSerializer(StrictSerializer):
+    class InputSerializer(StrictInput):
         code = serializers.CharField(max_length=32, required=False)
         address = serializers.CharField(max_length=300, required=False)
         postcode = serializers.CharField(max_length=16, required=False, allow_blank=True)
@@ -182,7 +167,7 @@ class TenantFilter(django_filters.FilterSet):
 
 
 class TenantListApi(OrganizationScopedApi, generics.ListAPIView):
-    class InputSerializer(StrictSerializer):
+    class InputSerializer(StrictInput):
         organization = serializers.IntegerField(required=False, help_text="Needed only if you belong to several.")
         name = serializers.CharField(max_length=200)
         phone = serializers.CharField(max_length=32, help_text="E.164, e.g. +447700900123")
@@ -211,7 +196,7 @@ class TenantListApi(OrganizationScopedApi, generics.ListAPIView):
 
 
 class TenantDetailApi(OrganizationScopedApi, APIView):
-    class InputSerializer(StrictSerializer):
+    class InputSerializer(StrictInput):
         name = serializers.CharField(max_length=200, required=False)
         phone = serializers.CharField(max_length=32, required=False)
         email = serializers.EmailField(required=False, allow_blank=True)
@@ -280,7 +265,7 @@ class TenancyFilter(django_filters.FilterSet):
 
 
 class TenancyListApi(OrganizationScopedApi, generics.ListAPIView):
-    class InputSerializer(StrictSerializer):
+    class InputSerializer(StrictInput):
         tenant = serializers.IntegerField()
         property = serializers.IntegerField()
         start_date = serializers.DateField()
@@ -314,7 +299,7 @@ class TenancyListApi(OrganizationScopedApi, generics.ListAPIView):
 
 
 class TenancyDetailApi(OrganizationScopedApi, APIView):
-    class InputSerializer(StrictSerializer):
+    class InputSerializer(StrictInput):
         start_date = serializers.DateField(required=False)
         end_date = serializers.DateField(required=False, allow_null=True)
 
@@ -360,7 +345,7 @@ class ContractorOutput(serializers.ModelSerializer):
         ]
 
 
-class ContractorFields(StrictSerializer):
+class ContractorFields(StrictInput):
     """The fields a contractor is created with or changed by."""
 
     trades = serializers.ListField(
