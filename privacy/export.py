@@ -65,6 +65,8 @@ def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEve
             ],
         },
         "conversations": [],
+        # Sent to their number while they had no conversation (issue updates, summaries).
+        "messages_to_their_number": [],
         "issues": [],
         "emergency_alerts": [],
     }
@@ -89,6 +91,10 @@ def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEve
                     "gathering": [turn.gathering_before, turn.gathering_after],
                 }
             )
+        data["messages_to_their_number"] = [
+            {"id": message.pk, "at": _iso(message.created_at), "author": message.author, "body": message.body}
+            for message in by_conversation.get(0, [])
+        ]
         for conversation in records.conversations.order_by("created_at"):
             lines = [f"Conversation {conversation.pk} with {tenant.organization.name}, number {conversation.phone}", ""]
             entries = []

@@ -2,7 +2,8 @@
 
 A tenant's conversations are those linked to them and those from their phone
 number, inside their organization only; everything else follows from those
-conversations (messages, media, turns, alerts) or from the tenant (issues).
+conversations (messages, media, turns, alerts) or from the tenant (issues),
+and so do the messages sent to their number while they had no conversation.
 The landlord's alert messages about the tenant's issues (sent to the
 organization's own contact number, with no conversation) are found by the
 issues' references."""
@@ -57,7 +58,11 @@ def tenant_records(*, tenant: Tenant) -> TenantRecords:
     return TenantRecords(
         tenant=tenant,
         conversations=conversations,
-        messages=Message.objects.filter(organization_id=organization_id, conversation_id__in=conversation_ids),
+        # With the messages sent to their bare number (status updates, summaries) while they had no conversation.
+        messages=Message.objects.filter(organization_id=organization_id).filter(
+            Q(conversation_id__in=conversation_ids)
+            | Q(conversation__isnull=True, to_address=f"whatsapp:{tenant.phone}", direction=Message.Direction.OUTBOUND)
+        ),
         media=Media.objects.filter(
             message__organization_id=organization_id, message__conversation_id__in=conversation_ids
         ),

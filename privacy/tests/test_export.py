@@ -95,3 +95,21 @@ def test_a_whatsapp_request_is_approved_through_the_api(worlds, alice_api, bob_a
     response = alice_api.post(f"/api/v1/data-requests/{request.pk}/decide/", {"decision": "approve"})
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
     assert alice_api.post(f"/api/v1/data-requests/{request.pk}/decide/", {"decision": "approve"}).status_code == 400
+
+
+def test_messages_sent_to_the_bare_number_are_exported_and_erased(worlds, alice_api):
+    """A status update or a summary's later parts, sent while the tenant had
+    no conversation, name neither the tenant nor the issue."""
+    from conversations.models import Message
+    from conversations.outbound import outbound_text_queue
+    from privacy.erasure import ERASED, tenant_erase
+
+    alice, _ = worlds
+    [sent] = outbound_text_queue(
+        organization=alice.organization, to=alice.tenant.phone, body=secret("summarypart2"), purpose="issue_update"
+    )
+    assert sent.conversation_id is None
+    _, data = unzip(alice_api.post(f"/api/v1/tenants/{alice.tenant.pk}/export/").content)
+    assert [m["body"] for m in data["messages_to_their_number"]] == [secret("summarypart2")]
+    tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
+    assert Message.objects.get(pk=sent.pk).body == ERASED
