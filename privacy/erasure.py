@@ -280,15 +280,23 @@ def conversation_content_redact(
     The conversations are locked first, as a turn locks its conversation to
     apply what the model decided: a turn that read the words before this
     commits finds its messages handled and is discarded, and one that
-    committed first has its issue's words erased below. A download or
-    transcription still under way is cancelled: its result finds the row no
-    longer pending and is thrown away."""
+    committed first has its issue's words erased below. A reply not sent yet
+    is not sent (it would arrive as the marker). A download or transcription
+    still under way is cancelled: its result finds the row no longer pending
+    and is thrown away."""
     list(conversations.select_for_update().order_by("pk").values_list("pk"))
     _count(
         counts,
         "conversations.Message.processed_at (not answered: erased)",
         messages.filter(direction=Message.Direction.INBOUND, processed_at__isnull=True).update(
             processed_at=timezone.now()
+        ),
+    )
+    _count(
+        counts,
+        "conversations.Message.status (not sent: erased)",
+        messages.filter(direction=Message.Direction.OUTBOUND, status=Message.Status.PENDING).update(
+            status=Message.Status.FAILED, error_message=f"not sent: {marker}"
         ),
     )
     _count(

@@ -194,9 +194,10 @@ def test_the_admin_erases_an_erasure_request_after_confirmation(worlds, client):
 
 
 def test_work_under_way_at_erasure_brings_nothing_back(worlds, twilio_stub, settings):
-    """A photo still downloading, a voice note still being transcribed and a
-    message waiting for its turn: none of them brings the tenant's content
-    back once the erasure has committed."""
+    """A photo still downloading, a voice note still being transcribed, a
+    message waiting for its turn and a reply not sent yet: none of them
+    brings the tenant's content back or reaches them once the erasure has
+    committed."""
     from conversations.media import media_download
     from conversations.models import TranscriptionState
     from orchestration.engine import turn_run
@@ -213,6 +214,9 @@ def test_work_under_way_at_erasure_brings_nothing_back(worlds, twilio_stub, sett
         message=waiting, index=1, content_type="audio/ogg", transcription_state=TranscriptionState.PENDING
     )
     twilio_stub.serve_file(path, b"\xff\xd8\xff\xe0" + b"0" * 500)
+    unsent = MessageFactory.create(
+        conversation=alice.conversation, direction="outbound", author="assistant", status="pending", body="On it!"
+    )
     turns = Turn.objects.count()
 
     tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
@@ -226,3 +230,5 @@ def test_work_under_way_at_erasure_brings_nothing_back(worlds, twilio_stub, sett
     assert Turn.objects.count() == turns
     waiting.refresh_from_db()
     assert waiting.body == ERASED and waiting.processed_at is not None
+    unsent.refresh_from_db()
+    assert unsent.status == "failed"  # never sent as the marker
