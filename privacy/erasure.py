@@ -390,6 +390,9 @@ def tenant_erase(*, tenant: Tenant, user: Any, via: str) -> ErasureRecord:
     changes nothing more (and records that nothing was left)."""
     counts: dict[str, int] = {}
     with transaction.atomic():
+        # The conversations before the tenant, in the order the webhook and the
+        # turn engine take them (a conversation, then its tenant): no deadlock.
+        list(tenant_records(tenant=tenant).conversations.select_for_update().order_by("pk").values_list("pk"))
         tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
         records = tenant_records(tenant=tenant)
         alert_messages = records.landlord_alert_messages()

@@ -193,7 +193,7 @@ def test_the_admin_erases_an_erasure_request_after_confirmation(worlds, client):
     assert client.get(reverse("admin:privacy_datarequest_change", args=[request.pk])).status_code == 404
 
 
-def test_work_under_way_at_erasure_brings_nothing_back(worlds, twilio_stub, settings):
+def test_work_under_way_at_erasure_brings_nothing_back(worlds, twilio_stub, settings, monkeypatch):
     """A photo still downloading, a voice note still being transcribed, a
     message waiting for its turn and a reply not sent yet: none of them
     brings the tenant's content back or reaches them once the erasure has
@@ -219,9 +219,17 @@ def test_work_under_way_at_erasure_brings_nothing_back(worlds, twilio_stub, sett
     )
     turns = Turn.objects.count()
 
-    tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
+    import conversations.media as media_module
 
-    media_download(media_id=photo.pk)  # the download's task ran on
+    fetch = media_module._fetch
+
+    def erased_while_fetching(url):
+        fetched = fetch(url)
+        tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")  # committed while the file was on its way
+        return fetched
+
+    monkeypatch.setattr(media_module, "_fetch", erased_while_fetching)
+    media_download(media_id=photo.pk)
     photo.refresh_from_db()
     assert (photo.download_state, bool(photo.file)) == ("rejected", False)
     voice.refresh_from_db()
