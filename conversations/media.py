@@ -46,8 +46,9 @@ logger = logging.getLogger(__name__)
 MAX_REDIRECTS = 3
 
 
-# A URL's or a path's query, as error texts quote them ("... with url: /ME1.jpg?X-Amz-Security-Token=...").
-_URL_QUERY = re.compile(r"((?:https?://|/)[^\s?'\"]*)\?[^\s'\")]+")
+# Any query, however the URL around it is written ("... with url: /ME1.jpg?X-Amz-Security-Token=...",
+# "https:\\host\\x?sig=..."): the error texts that quote URLs never need one.
+_URL_QUERY = re.compile(r"\?[^\s'\")]+")
 
 
 class MediaRetry(Exception):
@@ -67,12 +68,13 @@ def media_download(*, media_id: int) -> Media | None:
         content, content_type = _fetch(media.provider_url)
         _check(media, content, content_type)
     except MediaRejected as exc:
-        media.download_state = Media.DownloadState.REJECTED
-        media.error = str(exc)
-        media.save(update_fields=["download_state", "error"])
-        logger.warning("media %s rejected: %s", media.pk, exc)
-        _audio_gone(media)
-        return media
+        # Only while still pending: an overlapping run that stored it, or an erasure, stands.
+        if Media.objects.filter(pk=media.pk, download_state=Media.DownloadState.PENDING).update(
+            download_state=Media.DownloadState.REJECTED, error=str(exc)
+        ):
+            logger.warning("media %s rejected: %s", media.pk, exc)
+            _audio_gone(media)
+        return Media.objects.filter(pk=media.pk).first()
     with transaction.atomic():
         # Claimed under the row's lock: a run that overlapped this one (a
         # sweeper's re-queue) or an erasure since the fetch leaves nothing to store.
@@ -167,7 +169,7 @@ def _fetch(url: str) -> tuple[bytes, str]:
             try:
                 target = media_url_check(url)
             except MediaUrlRefused as exc:
-                raise MediaRejected(f"media URL not allowed ({exc}): {_without_query(url)[:120]}") from exc
+                raise MediaRejected(_without_query(f"media URL not allowed ({exc}): {url[:120]}")) from None
             credentials = target.twilio and redirects == 0
             request_url = target.url
             if target.twilio and settings.TWILIO_API_BASE_URL:
@@ -205,7 +207,7 @@ def _send(session: requests.Session, url: str, *, credentials: bool) -> requests
     try:
         return session.send(prepared, stream=True, allow_redirects=False, timeout=settings.TWILIO_TIMEOUT_SECONDS)
     except requests.RequestException as exc:
-        raise MediaRetry(_without_query(str(exc))) from exc
+        raise MediaRetry(_without_query(str(exc))) from None
 
 
 def _read(response: requests.Response, not_found: int) -> tuple[bytes, str]:
@@ -229,15 +231,16 @@ def _read(response: requests.Response, not_found: int) -> tuple[bytes, str]:
                     raise MediaRejected(f"larger than {cap_name} ({cap} bytes)")
                 chunks.append(chunk)
         except requests.RequestException as exc:  # the connection broke or stalled mid-file
-            raise MediaRetry(_without_query(str(exc))) from exc
+            raise MediaRetry(_without_query(str(exc))) from None
         return b"".join(chunks), content_type
 
 
 def _without_query(text: str) -> str:
     """``text`` with every URL's query taken out: a redirect's signed CDN link
     carries a token that fetches the tenant's file, and error texts go to logs
-    and to ``Media.error``."""
-    return _URL_QUERY.sub(r"\1?...", text)
+    and to ``Media.error`` (raised ``from None``, so that no traceback shows
+    the original)."""
+    return _URL_QUERY.sub("?...", text)
 
 
 def _check_message(message: Message) -> None:
