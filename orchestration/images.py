@@ -60,11 +60,11 @@ MAX_IMAGE_PIXELS = 1_150_000
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 # Decompression-bomb guards for what we open. A JPEG is decoded at a reduced
 # scale, so far above any phone camera is fine; other formats (PNG, WebP,
-# HEIC, GIF, TIFF) are decoded at full size, a few bytes per pixel at each
-# step: a 48-megapixel HEIC is the largest a phone takes. A 329 KB PNG of
-# 80 megapixels took 1.4 GB to prepare.
+# HEIC, GIF, TIFF) are decoded at full size, several bytes per pixel at each
+# step: a 329 KB PNG of 80 megapixels took 1.4 GB to prepare, one of 50 about
+# 820 MB. WhatsApp sends photos at most about 4096 px on a side (16 MP).
 OPEN_MAX_PIXELS = 80_000_000
-OPEN_MAX_PIXELS_FULL_DECODE = 50_000_000
+OPEN_MAX_PIXELS_FULL_DECODE = 24_000_000
 TOKENS_DIVISOR = 750
 
 
