@@ -110,6 +110,14 @@ def retention_apply_organization(
     *, policy: RetentionPolicy, now: datetime.datetime, dry_run: bool = False
 ) -> dict[str, int]:
     counts: dict[str, int] = {}
+    try:
+        _redact(policy=policy, now=now, dry_run=dry_run, counts=counts)
+    finally:  # after a failure too: the batches already committed are on record
+        _run_record(policy=policy, now=now, dry_run=dry_run, counts=counts)
+    return counts
+
+
+def _redact(*, policy: RetentionPolicy, now: datetime.datetime, dry_run: bool, counts: dict[str, int]) -> None:
     organization_id = policy.organization_id
     content_cutoff = months_before(now, policy.message_content_months)
     media_cutoff = months_before(now, policy.media_months)
@@ -122,7 +130,7 @@ def retention_apply_organization(
             # Locked, then checked again: a message that came in since the list
             # was made (the webhook updates its conversation's row) keeps its
             # conversation, and one coming in now waits for this batch.
-            list(Conversation.objects.select_for_update().filter(pk__in=batch).values_list("pk"))
+            list(Conversation.objects.select_for_update().filter(pk__in=batch).order_by("pk").values_list("pk"))
             content_batch = _still_expired(organization_id, content_cutoff, [pk for pk in batch if pk in content_ids])
             file_batch = _still_expired(organization_id, media_cutoff, [pk for pk in batch if pk in file_ids])
             before = sum(counts.values())
@@ -155,10 +163,13 @@ def retention_apply_organization(
             transaction.set_rollback(True)
     if touched:
         counts["conversations"] = touched
-    RetentionRun.objects.create(organization_id=organization_id, dry_run=dry_run, ran_at=now, counts=counts)
+
+
+def _run_record(*, policy: RetentionPolicy, now: datetime.datetime, dry_run: bool, counts: dict[str, int]) -> None:
+    RetentionRun.objects.create(organization_id=policy.organization_id, dry_run=dry_run, ran_at=now, counts=counts)
     if counts and not dry_run:
         audit_record(
-            organization_id=organization_id,
+            organization_id=policy.organization_id,
             actor=None,
             via=AuditEvent.Via.SYSTEM,
             action=AuditEvent.Action.RETENTION,
@@ -166,7 +177,6 @@ def retention_apply_organization(
             target_id=policy.pk,
             label=", ".join(f"{key.rsplit('.', 1)[-1]} {value}" for key, value in sorted(counts.items()))[:200],
         )
-    return counts
 
 
 def retention_apply(*, now: datetime.datetime | None = None, dry_run: bool = False) -> RetentionReport:

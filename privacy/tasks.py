@@ -8,5 +8,10 @@ from privacy.retention import retention_apply
 
 @shared_task(name=PRIVACY_RETENTION_APPLY, acks_late=True)
 def retention_apply_task() -> dict[str, int]:
-    """Beat, daily: every organization's retention policy (idempotent)."""
-    return retention_apply().total()
+    """Beat, daily: every organization's retention policy (idempotent). An
+    organization whose run failed is logged and counted in the result."""
+    report = retention_apply()
+    totals = report.total()
+    if report.failed:
+        totals["organizations failed"] = len(report.failed)
+    return totals

@@ -192,6 +192,7 @@ def test_one_organizations_failure_does_not_stop_the_others(world):
     RetentionPolicy.objects.filter(organization=alice.organization).update(message_content_months=30000)
     report = retention_apply(now=NOW)
     assert report.failed == [alice.organization.pk]
+    assert RetentionRun.objects.filter(organization=alice.organization).exists()  # the attempt is on record
     assert content(messages["bob_old"]) == (RETAINED, False, "")
     with pytest.raises(Exception, match="failed for organization"):
         call_command("apply_retention", now=NOW.isoformat())
