@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import regex
+
 _NON_WORD = re.compile(r"[^\w]+", re.UNICODE)
 _REPEATS = re.compile(r"(\w)\1+", re.UNICODE)
 # Applied after squeezing, whole words only.
@@ -57,6 +59,7 @@ def normalise(text: str) -> str:
     return " ".join(words)
 
 
+_POSIX_CLASS = re.compile(r"\[:\^?[a-z]+:\]")
 _ESCAPES = re.compile(r"\\.|\(\?P<\w*>|\{[^}]*\}")
 _DOUBLED = re.compile(r"([a-z])\1")
 
@@ -69,8 +72,11 @@ def rule_problem(*, phrase: str, is_pattern: bool) -> str | None:
         return None if normalise(phrase) else "The phrase has no letters or digits left after normalising."
     try:
         compiled = re.compile(phrase)
-    except re.error as exc:
+        regex.compile(phrase)  # an organization's own patterns run on the regex package
+    except (re.error, regex.error) as exc:
         return f"Not a valid regular expression: {exc}."
+    if _POSIX_CLASS.search(phrase):
+        return "Write a character class as [a-z] or \\w: [[:alpha:]] means one thing to re and another to regex."
     if compiled.search(""):
         return "This pattern matches an empty message, so every message would be an emergency."
     literal = _ESCAPES.sub(" ", phrase)

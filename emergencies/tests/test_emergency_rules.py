@@ -344,6 +344,7 @@ def test_every_shipped_rule_can_fire(country, category, language, phrase):
         (r"\brotten egg\b", "write 't' instead of 'tt'"),
         (r"\bcamión\b", "lower case without accents"),
         (r"\bGas\b", "lower case without accents"),
+        ("[[:alpha:]]+ gas", "[[:alpha:]] means one thing to re and another to regex"),
     ],
 )
 def test_a_pattern_that_could_never_work_is_refused_with_the_reason(phrase, complaint):
