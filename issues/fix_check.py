@@ -90,7 +90,10 @@ def fix_answer_record(*, conversation: Conversation, reference: str, answer: str
         issue.save(update_fields=["fix_answer", "fix_answered_at"])
         if answer == "yes":
             IssueUpdate.objects.create(
-                issue=issue, author=IssueUpdate.Author.TENANT, body="The tenant says it is fixed."
+                issue=issue,
+                author=IssueUpdate.Author.TENANT,
+                conversation=conversation,
+                body="The tenant says it is fixed.",
             )
             if not clocks_running(issue):  # a clock still owed (the written summary) keeps it resolved
                 issue_status_change(
@@ -132,7 +135,10 @@ def rating_record(*, conversation: Conversation, reference: str, rating: int) ->
         issue.rating = rating
         issue.save(update_fields=["rating"])
         IssueUpdate.objects.create(
-            issue=issue, author=IssueUpdate.Author.TENANT, body=f"The tenant rated the repair {rating}/5."
+            issue=issue,
+            author=IssueUpdate.Author.TENANT,
+            conversation=conversation,
+            body=f"The tenant rated the repair {rating}/5.",
         )
         _prompt(conversation, text("comment", language_of(conversation)), COMMENT_PURPOSE, reference)
     return f"{reference}: rated {rating}/5; comment invited"
@@ -184,9 +190,13 @@ def follow_up_record(*, conversation: Conversation, message: Message) -> str | N
     words = body[:FOLLOW_UP_MAX_CHARS]
     if last.raw_payload["purpose"] == COMMENT_PURPOSE:
         Issue.objects.filter(pk=issue.pk).update(rating_comment=words)
-        IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.TENANT, body=f"Comment: {words}")
+        IssueUpdate.objects.create(
+            issue=issue, author=IssueUpdate.Author.TENANT, conversation=conversation, body=f"Comment: {words}"
+        )
     else:
-        IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.TENANT, body=f"Still wrong: {words}")
+        IssueUpdate.objects.create(
+            issue=issue, author=IssueUpdate.Author.TENANT, conversation=conversation, body=f"Still wrong: {words}"
+        )
         landlord_tell(
             organization=issue.organization,
             subject=f"[{reference}] Not fixed, the tenant says: {words[:120]}",

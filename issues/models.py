@@ -130,6 +130,12 @@ class IssueUpdate(models.Model):
     issue = models.ForeignKey(Issue, on_delete=models.CASCADE, related_name="updates")
     author = models.CharField(max_length=16, choices=Author.choices)
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
+    # The conversation a tenant's update came from: a flatmate's report of the
+    # same problem is added to the first tenant's issue, and stays theirs (their
+    # export, their erasure), not the issue's tenant's.
+    conversation = models.ForeignKey(
+        "conversations.Conversation", on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
     body = models.TextField()
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -76,8 +76,12 @@ def issue_create(
     duplicate = issue_duplicate_find(conversation=conversation, title=title, description=description, location=location)
     if duplicate is not None:
         body = f"{description}\n\nSeen in the photos: {photo_findings}" if photo_findings else description
-        IssueUpdate.objects.create(issue=duplicate, author=IssueUpdate.Author.TENANT, body=body)
-        if photo_findings and photo_findings not in duplicate.photo_findings:
+        IssueUpdate.objects.create(
+            issue=duplicate, author=IssueUpdate.Author.TENANT, conversation=conversation, body=body
+        )
+        # Another tenant's findings stay in their update: the issue's own field is its tenant's.
+        same_tenant = duplicate.conversation_id == conversation.pk
+        if same_tenant and photo_findings and photo_findings not in duplicate.photo_findings:
             duplicate.photo_findings = f"{duplicate.photo_findings}\n{photo_findings}".strip()
             duplicate.save(update_fields=["photo_findings", "updated_at"])
         _photos_attach(issue=duplicate, conversation=conversation)

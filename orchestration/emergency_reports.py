@@ -124,7 +124,9 @@ def emergency_report_open(*, conversation: Conversation) -> Issue | None:
             issue = _issue_for(conversation, alert)
             created = issue
         elif alert.message is not None and alert.message.body:
-            IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.TENANT, body=alert.message.body)
+            IssueUpdate.objects.create(
+                issue=issue, author=IssueUpdate.Author.TENANT, conversation=conversation, body=alert.message.body
+            )
         EmergencyAlert.objects.filter(pk=alert.pk).update(issue=issue)
     if created is not None:
         conversation.gathering_state = GatheringState.ISSUE_CREATED

@@ -24,7 +24,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Media, Message, TranscriptionState
 from emergencies.models import EmergencyAlert
-from issues.models import Issue, IssueUpdate
+from issues.models import Issue
 from orchestration.models import Turn
 from privacy.audit import audit_record, mask_phone
 from privacy.models import AuditEvent, ErasureRecord
@@ -395,11 +395,17 @@ def tenant_erase(*, tenant: Tenant, user: Any, via: str) -> ErasureRecord:
         list(tenant_records(tenant=tenant).conversations.select_for_update().order_by("pk").values_list("pk"))
         tenant = Tenant.objects.select_for_update().get(pk=tenant.pk)
         records = tenant_records(tenant=tenant)
-        alert_messages = records.landlord_alert_messages()
+        quoting = records.messages_quoting_them().exclude(body=ERASED)
         _count(
             counts,
             "conversations.Message.body (landlord alerts)",
-            alert_messages.exclude(body=ERASED).update(body=ERASED, raw_payload={}, template_variables={}),
+            quoting.filter(conversation__isnull=True).update(body=ERASED, raw_payload={}, template_variables={}),
+        )
+        # A job offer keeps its buttons' payloads (job ids): the contractor may still answer it.
+        _count(
+            counts,
+            "conversations.Message.body (contractors' jobs)",
+            quoting.filter(conversation__isnull=False).update(body=ERASED, template_variables={}),
         )
         conversation_content_redact(
             conversations=records.conversations,
@@ -425,7 +431,7 @@ def tenant_erase(*, tenant: Tenant, user: Any, via: str) -> ErasureRecord:
         _count(
             counts,
             "issues.IssueUpdate.body",
-            IssueUpdate.objects.filter(issue__in=records.issues).exclude(body=ERASED).update(body=ERASED),
+            records.issue_updates.exclude(body=ERASED).update(body=ERASED),
         )
         _admin_log_redact(records, counts)
         erased_name = f"Erased tenant {tenant.pk}"

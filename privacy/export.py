@@ -160,7 +160,8 @@ def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEve
                     "turns": turns_by_conversation.get(conversation.pk, []),
                 }
             )
-        for issue in records.issues.select_related("property").prefetch_related("updates").order_by("created_at"):
+        updates = list(records.issue_updates.select_related("issue").order_by("created_at", "id"))
+        for issue in records.issues.select_related("property").order_by("created_at"):
             data["issues"].append(
                 {
                     "reference": issue.reference,
@@ -180,10 +181,18 @@ def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEve
                     "rating_comment": issue.rating_comment,
                     "history": [
                         {"at": _iso(update.created_at), "author": update.author, "note": update.body}
-                        for update in issue.updates.all()
+                        for update in updates
+                        if update.issue_id == issue.pk
                     ],
                 }
             )
+        issue_ids = {issue["reference"] for issue in data["issues"]}
+        # Their reports added to an issue another tenant opened (the same problem in a shared home).
+        data["reports_added_to_other_issues"] = [
+            {"issue": update.issue.reference, "at": _iso(update.created_at), "note": update.body}
+            for update in updates
+            if update.issue.reference not in issue_ids
+        ]
         for alert in records.alerts.order_by("created_at"):
             data["emergency_alerts"].append(
                 {

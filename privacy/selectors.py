@@ -5,8 +5,8 @@ number, inside their organization only; everything else follows from those
 conversations (messages, media, turns, alerts) or from the tenant (issues),
 and so do the messages sent to their number while they had no conversation.
 The landlord's alert messages about the tenant's issues (sent to the
-organization's own contact number, with no conversation) are found by the
-issues' references."""
+organization's own contact number, with no conversation) and the job offers
+and updates sent to contractors are found by the issues' references."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from conversations.models import Conversation, Media, Message
 from emergencies.models import EmergencyAlert
 from issues.models import Issue, IssueUpdate
 from orchestration.models import Turn
-from properties.models import Tenant
+from properties.models import Contractor, Tenant
 
 
 @dataclass
@@ -32,16 +32,20 @@ class TenantRecords:
     alerts: QuerySet[EmergencyAlert]
     turns: QuerySet[Turn]
 
-    def landlord_alert_messages(self) -> QuerySet[Message]:
-        """Messages with no conversation (the landlord's own alerts) that name
-        one of the tenant's issues or the tenant's number."""
+    def messages_quoting_them(self) -> QuerySet[Message]:
+        """Messages outside the tenant's conversations that name one of their
+        issues or their number: the landlord's own alerts (no conversation) and
+        what contractors were sent (a job offer quotes "The tenant says: ...")."""
         references = list(self.issues.values_list("reference", flat=True))
         condition = Q(body__contains=self.tenant.phone)
         for reference in references:
             condition |= Q(body__contains=reference)
-        return Message.objects.filter(organization_id=self.tenant.organization_id, conversation__isnull=True).filter(
-            condition
+        organization_id = self.tenant.organization_id
+        contractor_numbers = Contractor.objects.filter(organization_id=organization_id).exclude(whatsapp="")
+        outside = Q(conversation__isnull=True) | Q(
+            conversation__phone__in=contractor_numbers.values("whatsapp"), direction=Message.Direction.OUTBOUND
         )
+        return Message.objects.filter(organization_id=organization_id).filter(outside).filter(condition)
 
 
 def tenant_records(*, tenant: Tenant) -> TenantRecords:
@@ -67,7 +71,11 @@ def tenant_records(*, tenant: Tenant) -> TenantRecords:
             message__organization_id=organization_id, message__conversation_id__in=conversation_ids
         ),
         issues=issues,
-        issue_updates=IssueUpdate.objects.filter(issue__in=issues),
+        # On their issues, but for another tenant's report added to one (a flatmate's); and theirs on others' issues.
+        issue_updates=IssueUpdate.objects.filter(
+            (Q(issue__in=issues) & (Q(conversation__isnull=True) | Q(conversation_id__in=conversation_ids)))
+            | Q(conversation_id__in=conversation_ids)
+        ),
         alerts=EmergencyAlert.objects.filter(organization_id=organization_id).filter(
             Q(conversation_id__in=conversation_ids) | Q(issue__in=issues)
         ),

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 import zipfile
 
@@ -15,7 +16,7 @@ from issues.models import Issue
 from privacy.erasure import ERASED, tenant_erase
 from privacy.export import tenant_export_build
 from privacy.models import AuditEvent, DataRequest, ErasureRecord
-from privacy.tests.conftest import SECRET
+from privacy.tests.conftest import SECRET, secret
 
 pytestmark = pytest.mark.django_db
 
@@ -240,3 +241,75 @@ def test_work_under_way_at_erasure_brings_nothing_back(worlds, twilio_stub, sett
     assert waiting.body == ERASED and waiting.processed_at is not None
     unsent.refresh_from_db()
     assert unsent.status == "failed"  # never sent as the marker
+
+
+def test_the_job_offer_a_contractor_was_sent_loses_the_tenants_words(worlds):
+    from issues.dispatch import contractor_conversation, job_offer
+    from properties.models import Contractor
+
+    alice, _ = worlds
+    contractor = Contractor.objects.create(
+        organization=alice.organization, name="Pat Plumbing", whatsapp="+447700900777", trades=["structural"]
+    )
+    job_offer(issue=alice.routine, contractor=contractor)
+    conversation = contractor_conversation(contractor)
+    offer = Message.objects.filter(conversation=conversation, direction="outbound").get()
+    assert secret("description") in offer.body
+    reply = Message.objects.create(
+        organization=alice.organization,
+        conversation=conversation,
+        direction="inbound",
+        status="received",
+        body="on my way tomorrow",
+    )
+    tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
+    offer.refresh_from_db()
+    assert offer.body == ERASED and offer.template_variables == {}
+    assert [c["title"] for c in offer.raw_payload["choices"]] == ["Accept", "Decline"]  # still answerable
+    assert Message.objects.get(pk=reply.pk).body == "on my way tomorrow"  # the contractor's own words
+
+
+def test_a_flatmates_report_added_to_the_first_tenants_issue_stays_the_flatmates(worlds, alice_api):
+    """Two tenants of one home report the same leak: the second report is added
+    to the first tenant's issue, but it is the flatmate's to export and erase."""
+    import datetime
+
+    from issues.services import issue_create
+    from privacy.export import tenant_export_build
+    from properties.models import Tenancy
+    from properties.tests.factories import TenantFactory
+    from properties.tests.persona import ConversationFactory
+
+    alice, _ = worlds
+    flatmate = TenantFactory(organization=alice.organization, phone="+447700900321", name="Flatmate")
+    Tenancy.objects.create(tenant=flatmate, property=alice.property, start_date=datetime.date(2026, 1, 1))
+    theirs = ConversationFactory(
+        organization=alice.organization, phone=flatmate.phone, tenant=flatmate, property=alice.property
+    )
+    report = dict(category="plumbing", urgency="routine", location="bathroom", photo="declined")
+    first, created = issue_create(
+        conversation=alice.conversation, title="Leak under the bath", description="water under the bath", **report
+    )
+    assert created
+    added, created = issue_create(
+        conversation=theirs,
+        title="Leak under the bath",
+        description="flatmate-words: water under the bath again",
+        photo_findings="flatmate-findings: a puddle by the bath panel",
+        **report,
+    )
+    assert (added, created) == (first, False)
+    first.refresh_from_db()
+    assert "flatmate-findings" not in first.photo_findings  # in their update only
+
+    alice_zip = tenant_export_build(tenant=alice.tenant, user=alice.user, via="api")
+    flatmate_zip = tenant_export_build(tenant=flatmate, user=alice.user, via="api")
+    assert b"flatmate-words" not in alice_zip
+    flatmate_data = json.loads(zipfile.ZipFile(io.BytesIO(flatmate_zip)).read("data.json"))
+    [note] = flatmate_data["reports_added_to_other_issues"]
+    assert note["issue"] == first.reference and "flatmate-words" in note["note"]
+
+    tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
+    assert rows_holding("flatmate-words") == ["issues.IssueUpdate.body"]  # not Alice's to erase
+    tenant_erase(tenant=flatmate, user=alice.user, via="admin")
+    assert rows_holding("flatmate-words") == []
