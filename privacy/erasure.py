@@ -243,7 +243,7 @@ def media_files_delete(media: QuerySet[Media], counts: dict[str, int]) -> None:
         for pk, storage, name in files:
             try:
                 storage.delete(name)
-            except OSError:
+            except Exception:  # after the commit: the others still go, the daily orphan sweep retries this one
                 logger.exception("media %s: file could not be deleted", pk)
 
     transaction.on_commit(delete)

@@ -206,3 +206,27 @@ def test_a_policy_over_a_century_is_refused_by_the_form(world):
     policy.message_content_months = 1201
     with pytest.raises(ValidationError, match="1200"):
         policy.full_clean()
+
+
+def test_files_no_row_names_are_deleted_after_a_grace(world, settings, django_capture_on_commit_callbacks):
+    """A file whose deletion was lost (a worker died after the erasure
+    committed) is found by the daily sweep; a file just written by a download
+    whose row is not committed yet is left alone."""
+    from privacy.media_orphans import media_orphans_delete
+
+    _, _, messages = world
+    kept = messages["recent"].media.get().file
+    folder = os.path.join(settings.MEDIA_ROOT, "whatsapp", "2020", "01")
+    os.makedirs(folder, exist_ok=True)
+    lost, fresh = os.path.join(folder, "lost.ogg"), os.path.join(folder, "fresh.ogg")
+    for path in (lost, fresh):
+        with open(path, "wb") as handle:
+            handle.write(b"OggS tenant voice")
+    two_days_ago = (datetime.datetime.now() - datetime.timedelta(days=2)).timestamp()
+    os.utime(lost, (two_days_ago, two_days_ago))
+    os.utime(kept.path, (two_days_ago, two_days_ago))
+
+    assert media_orphans_delete(dry_run=True) == ["whatsapp/2020/01/lost.ogg"]
+    assert os.path.exists(lost)
+    assert media_orphans_delete() == ["whatsapp/2020/01/lost.ogg"]
+    assert not os.path.exists(lost) and os.path.exists(fresh) and os.path.exists(kept.path)
