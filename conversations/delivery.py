@@ -258,7 +258,8 @@ def _send_failed(message: Message, exc: Exception) -> Message:
         logger.warning("sending message %s: no answer from Twilio, outcome unknown; waiting for its status", message.pk)
         return message
     if getattr(exc, "transient", True):
-        Message.objects.filter(pk=message.pk).update(
+        # Only while still ours: an erasure may have stopped it meanwhile (failed, never to be sent).
+        Message.objects.filter(pk=message.pk, status=Message.Status.SENDING).update(
             status=Message.Status.PENDING, error_message=str(exc)[:1000], status_updated_at=timezone.now()
         )
         logger.warning(

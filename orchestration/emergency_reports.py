@@ -207,8 +207,20 @@ def emergency_issue_refine(*, conversation: Conversation, tool_input: dict[str, 
     if issue is None:
         return None
     summary = f"{tool_input.get('title', '').strip()}: {tool_input.get('description', '').strip()}".strip(": ")
+    findings = str(tool_input.get("photo_findings", "")).strip()
+    if issue.conversation_id != conversation.pk:
+        # Another tenant's issue (a flatmate reported the same emergency first): this
+        # tenant's details go in their own update, the issue's fields stay its tenant's.
+        details = f"{summary}\n\nSeen in the photos: {findings}" if findings else summary
+        if details:
+            IssueUpdate.objects.create(
+                issue=issue, author=IssueUpdate.Author.SYSTEM, conversation=conversation, body=f"Details: {details}"
+            )
+        return issue
     if summary and summary not in issue.description:
-        IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.SYSTEM, body=f"Details: {summary}")
+        IssueUpdate.objects.create(
+            issue=issue, author=IssueUpdate.Author.SYSTEM, conversation=conversation, body=f"Details: {summary}"
+        )
     fields = []
     title = str(tool_input.get("title", "")).strip()
     if title and issue.title.startswith(CODE_TITLE_PREFIX):  # the code's stand-in gives way to the model's summary
@@ -218,7 +230,6 @@ def emergency_issue_refine(*, conversation: Conversation, tool_input: dict[str, 
     if location and not issue.location:
         issue.location = location[:200]
         fields.append("location")
-    findings = str(tool_input.get("photo_findings", "")).strip()
     if findings and findings not in issue.photo_findings:
         issue.photo_findings = f"{issue.photo_findings}\n{findings}".strip()
         fields.append("photo_findings")

@@ -249,6 +249,21 @@ def media_files_delete(media: QuerySet[Media], counts: dict[str, int]) -> None:
     transaction.on_commit(delete)
 
 
+def _contractor_jobs_redact(messages: QuerySet[Message], counts: dict[str, int]) -> None:
+    """What a contractor was sent about the tenant's issue: the words and the
+    template's variables (the issue's title) go; the buttons' payloads (job
+    ids) stay, so the contractor can still answer. One not sent yet is not sent."""
+    changed = []
+    for message in messages.only("pk", "raw_payload", "status"):
+        message.body, message.template_variables = ERASED, {}
+        message.raw_payload = {k: v for k, v in (message.raw_payload or {}).items() if k != "content_variables"}
+        if message.status in (Message.Status.PENDING, Message.Status.SENDING):
+            message.status, message.error_message = Message.Status.FAILED, f"not sent: {ERASED}"
+        changed.append(message)
+    Message.objects.bulk_update(changed, ["body", "template_variables", "raw_payload", "status", "error_message"])
+    _count(counts, "conversations.Message.body (contractors' jobs)", len(changed))
+
+
 def _turns_redact(turns: QuerySet[Turn], counts: dict[str, int]) -> None:
     changed = []
     for turn in turns.only("pk", "tool_calls", "retrieval_hits", "error"):
@@ -295,9 +310,9 @@ def conversation_content_redact(
     _count(
         counts,
         "conversations.Message.status (not sent: erased)",
-        messages.filter(direction=Message.Direction.OUTBOUND, status=Message.Status.PENDING).update(
-            status=Message.Status.FAILED, error_message=f"not sent: {marker}"
-        ),
+        messages.filter(
+            direction=Message.Direction.OUTBOUND, status__in=[Message.Status.PENDING, Message.Status.SENDING]
+        ).update(status=Message.Status.FAILED, error_message=f"not sent: {marker}"),
     )
     _count(
         counts,
@@ -401,12 +416,7 @@ def tenant_erase(*, tenant: Tenant, user: Any, via: str) -> ErasureRecord:
             "conversations.Message.body (landlord alerts)",
             quoting.filter(conversation__isnull=True).update(body=ERASED, raw_payload={}, template_variables={}),
         )
-        # A job offer keeps its buttons' payloads (job ids): the contractor may still answer it.
-        _count(
-            counts,
-            "conversations.Message.body (contractors' jobs)",
-            quoting.filter(conversation__isnull=False).update(body=ERASED, template_variables={}),
-        )
+        _contractor_jobs_redact(quoting.filter(conversation__isnull=False), counts)
         conversation_content_redact(
             conversations=records.conversations,
             messages=records.messages,

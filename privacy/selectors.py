@@ -17,8 +17,14 @@ from django.db.models import Q, QuerySet
 from conversations.models import Conversation, Media, Message
 from emergencies.models import EmergencyAlert
 from issues.models import Issue, IssueUpdate
+from issues.summary import SUMMARY_PURPOSE
 from orchestration.models import Turn
 from properties.models import Contractor, Tenant
+
+# What is sent to a tenant's bare number: an issue's status updates and its
+# written summary (not the landlord's alerts, should the landlord's own
+# number also be a tenant's).
+TO_THEIR_NUMBER = ("issue_update", SUMMARY_PURPOSE)
 
 
 @dataclass
@@ -65,7 +71,12 @@ def tenant_records(*, tenant: Tenant) -> TenantRecords:
         # With the messages sent to their bare number (status updates, summaries) while they had no conversation.
         messages=Message.objects.filter(organization_id=organization_id).filter(
             Q(conversation_id__in=conversation_ids)
-            | Q(conversation__isnull=True, to_address=f"whatsapp:{tenant.phone}", direction=Message.Direction.OUTBOUND)
+            | Q(
+                conversation__isnull=True,
+                to_address=f"whatsapp:{tenant.phone}",
+                direction=Message.Direction.OUTBOUND,
+                raw_payload__purpose__in=TO_THEIR_NUMBER,
+            )
         ),
         media=Media.objects.filter(
             message__organization_id=organization_id, message__conversation_id__in=conversation_ids
@@ -76,8 +87,7 @@ def tenant_records(*, tenant: Tenant) -> TenantRecords:
             (Q(issue__in=issues) & (Q(conversation__isnull=True) | Q(conversation_id__in=conversation_ids)))
             | Q(conversation_id__in=conversation_ids)
         ),
-        alerts=EmergencyAlert.objects.filter(organization_id=organization_id).filter(
-            Q(conversation_id__in=conversation_ids) | Q(issue__in=issues)
-        ),
+        # Raised from their conversations only: a flatmate's alert linked to this tenant's issue is the flatmate's.
+        alerts=EmergencyAlert.objects.filter(organization_id=organization_id, conversation_id__in=conversation_ids),
         turns=Turn.objects.filter(conversation_id__in=conversation_ids),
     )

@@ -266,6 +266,7 @@ def test_the_job_offer_a_contractor_was_sent_loses_the_tenants_words(worlds):
     offer.refresh_from_db()
     assert offer.body == ERASED and offer.template_variables == {}
     assert [c["title"] for c in offer.raw_payload["choices"]] == ["Accept", "Decline"]  # still answerable
+    assert secret("title") not in str(offer.raw_payload)  # the template's variables named the issue
     assert Message.objects.get(pk=reply.pk).body == "on my way tomorrow"  # the contractor's own words
 
 
@@ -313,3 +314,44 @@ def test_a_flatmates_report_added_to_the_first_tenants_issue_stays_the_flatmates
     assert rows_holding("flatmate-words") == ["issues.IssueUpdate.body"]  # not Alice's to erase
     tenant_erase(tenant=flatmate, user=alice.user, via="admin")
     assert rows_holding("flatmate-words") == []
+
+
+def test_a_flatmates_emergency_details_on_the_first_tenants_issue_stay_the_flatmates(worlds):
+    from django.utils import timezone
+
+    from emergencies.models import EmergencyAlert
+    from orchestration.emergency_reports import emergency_issue_refine
+    from privacy.selectors import tenant_records
+    from properties.tests.factories import IssueFactory, TenantFactory
+    from properties.tests.persona import ConversationFactory, MessageFactory
+
+    alice, _ = worlds
+    flooded = IssueFactory(
+        organization=alice.organization,
+        property=alice.property,
+        tenant=alice.tenant,
+        conversation=alice.conversation,
+        urgency="emergency",
+        status="open",
+        photo_findings="",
+    )
+    flatmate = TenantFactory(organization=alice.organization, phone="+447700900322")
+    theirs = ConversationFactory(
+        organization=alice.organization,
+        phone=flatmate.phone,
+        tenant=flatmate,
+        property=alice.property,
+        emergency_category="flooding",
+        emergency_alerted_at=timezone.now(),
+    )
+    said = MessageFactory(conversation=theirs, body="flatmate-words: water through the ceiling")
+    alert = EmergencyAlert.objects.create(
+        organization=alice.organization, conversation=theirs, message=said, category="flooding", issue=flooded
+    )
+    call = {"title": "Ceiling leak", "description": "flatmate-words pouring in", "urgency": "emergency"}
+    emergency_issue_refine(conversation=theirs, tool_input={**call, "photo_findings": "flatmate-findings: bulging"})
+    flooded.refresh_from_db()
+    assert "flatmate" not in flooded.photo_findings + flooded.title
+    assert alert not in tenant_records(tenant=alice.tenant).alerts
+    tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
+    assert set(rows_holding("flatmate-")) == {"issues.IssueUpdate.body", "conversations.Message.body"}
