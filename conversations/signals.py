@@ -13,3 +13,8 @@ from django.dispatch import Signal
 # kwargs: message (conversations.models.Message, with conversation and organization set or None),
 # repeat (bool: a repeated delivery of a message stored before)
 inbound_stored = Signal()
+
+# kwargs: message_id (int): a voice note of this message was transcribed, in
+# the transaction that stored the transcript. The turn engine answers it again
+# if its turn had already stopped waiting for it.
+transcript_done = Signal()

@@ -36,6 +36,7 @@ from django.utils import timezone
 
 from config.tasks import EMERGENCY_SCREEN, INBOUND_PROCESS, queue_task
 from conversations.models import Media, Message, TranscriptionState
+from conversations.signals import transcript_done
 
 logger = logging.getLogger(__name__)
 
@@ -163,26 +164,10 @@ def media_transcribe(*, media_id: int) -> Media | None:
             message_id = media.message_id
             Message.objects.filter(pk=message_id).update(screened_at=None)
             transaction.on_commit(lambda: queue_task(EMERGENCY_SCREEN, [message_id]))
-            _late_transcript_reopen(message_id)
+            transcript_done.send(sender=Media, message_id=message_id)
             transcription_kick_turn(media=media)
     logger.info("voice note %s transcribed (%d characters, %s)", media_id, len(heard.text), heard.language or "?")
     return Media.objects.get(pk=media_id)
-
-
-def _late_transcript_reopen(message_id: int) -> None:
-    """A transcript that lands after its message's turn stopped waiting (the
-    tenant was asked to type what they said): the message goes to a turn
-    again, so the assistant answers the voice note after all, unless the
-    tenant has written since (that turn reads this transcript in the history)."""
-    message = Message.objects.filter(pk=message_id, processed_at__isnull=False).first()
-    if message is None or message.conversation_id is None:
-        return
-    since = Message.objects.filter(
-        conversation_id=message.conversation_id, direction=Message.Direction.INBOUND, id__gt=message_id
-    )
-    if not since.exists():
-        Message.objects.filter(pk=message_id).update(processed_at=None)
-        logger.info("voice note message %s transcribed after its turn: handled again", message_id)
 
 
 def media_transcription_fail(*, media_id: int, reason: str, state: str = TranscriptionState.FAILED) -> None:

@@ -25,7 +25,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from emergencies.screening import message_screen
-from orchestration.voice_notes import voice_notes_after_turn, voice_notes_wait
+from orchestration.voice_notes import late_transcripts_after_turn, voice_notes_after_turn, voice_notes_wait
 
 logger = logging.getLogger(__name__)
 
@@ -60,6 +60,7 @@ def inbound_process(*, message_id: int) -> float | None:
             message_screen(message_id=pk, stage="turn")
         turn = turn_run(conversation_id=conversation_id, message_ids=ids)
         voice_notes_after_turn(turn=turn, message_ids=ids)
+        late_transcripts_after_turn(turn=turn, message_ids=ids)  # re-opened: the next round answers them
         # If another worker won the race for some of these messages the engine
         # discarded this result; go round again for whatever is left.
         if not Message.objects.filter(pk__in=ids, processed_at__isnull=True).exists():

@@ -8,6 +8,14 @@ tenant to type when there is none.
   worker sleeps). The transcription task queues the turn again the moment the
   transcript is done or has failed, so the wait is usually much shorter. A
   voice note and the text sent after it are therefore one burst, one turn.
+* **A transcript that comes late.** One that lands after its message's turn
+  stopped waiting (the turn asked the tenant to type it) sends the message to
+  a turn again, so the assistant answers what was said after all; not when
+  the tenant has written since that turn (their next turn reads the
+  transcript in the history), nor in a contractor's conversation (dispatch
+  reads typed words only). Whether the transcript landed before that turn
+  (``conversations.signals.transcript_done``) or while the model was deciding
+  (``late_transcripts_after_turn``, by the turn's start).
 * **The ask.** With the model on, the context tells it which voice notes could
   not be transcribed and it asks the tenant to type, in its reply. When no
   model is called (the assistant switched off for the organization, or the
@@ -18,6 +26,9 @@ tenant to type when there is none.
 
 from __future__ import annotations
 
+import logging
+from datetime import timedelta
+
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
@@ -25,8 +36,11 @@ from django.utils import timezone
 from conversations.message_kinds import AUDIO
 from conversations.models import Conversation, Media, Message, TranscriptionState
 from conversations.outbound import outbound_text_queue
+from orchestration.contractor_turns import contractor_of
 from orchestration.models import Turn
 from orchestration.replies import DEFAULT_LANGUAGE, reply_text
+
+logger = logging.getLogger(__name__)
 
 PURPOSE = "voice_note_type"
 
@@ -88,3 +102,43 @@ def voice_notes_after_turn(*, turn: Turn | None, message_ids: list[int]) -> list
     return outbound_text_queue(
         conversation=conversation, body=ask_to_type_text(conversation), author=Message.Author.ASSISTANT, purpose=PURPOSE
     )
+
+
+def on_transcript_done(sender: type, *, message_id: int, **kwargs: object) -> None:
+    late_transcript_reopen(message_id=message_id)
+
+
+def late_transcripts_after_turn(*, turn: Turn | None, message_ids: list[int]) -> list[int]:
+    """The turn's voice notes transcribed after it had read them untranscribed
+    (while the model was deciding): their messages go to a turn again.
+    Returns the messages re-opened."""
+    if turn is None or turn.latency_total_ms is None:
+        return []
+    started = turn.created_at - timedelta(milliseconds=turn.latency_total_ms)
+    late = (
+        Media.objects.filter(_audio(), message_id__in=message_ids, transcription_state=TranscriptionState.DONE)
+        .filter(transcribed_at__gt=started)
+        .values_list("message_id", flat=True)
+        .distinct()
+    )
+    return [pk for pk in late if late_transcript_reopen(message_id=pk, turn=turn)]
+
+
+def late_transcript_reopen(*, message_id: int, turn: Turn | None = None) -> bool:
+    """Send a handled voice-note message to a turn again (see the module's
+    docstring); True when it was re-opened."""
+    message = Message.objects.select_related("conversation").filter(pk=message_id, processed_at__isnull=False).first()
+    conversation = message.conversation if message is not None else None
+    if conversation is None or contractor_of(conversation) is not None:
+        return False
+    turn = turn or Turn.objects.filter(message_ids__contains=[message_id]).order_by("-id").first()
+    last_handled = max(turn.message_ids) if turn is not None and turn.message_ids else message_id
+    since = Message.objects.filter(
+        conversation_id=conversation.pk, direction=Message.Direction.INBOUND, id__gt=last_handled
+    )
+    if since.exists():
+        return False
+    reopened = Message.objects.filter(pk=message_id, processed_at__isnull=False).update(processed_at=None)
+    if reopened:
+        logger.info("voice note message %s transcribed after its turn: handled again", message_id)
+    return bool(reopened)

@@ -109,3 +109,58 @@ def test_a_transcribed_voice_note_needs_no_ask(home, post_inbound, queued):
     note = voice_note(post_inbound, state="done", transcript="The boiler is broken")
     inbound_process(message_id=note.pk)
     assert all(body not in ASK_TO_TYPE_TEXTS.values() for body in outbound())
+
+
+def test_a_transcript_after_the_turn_gave_up_is_answered_in_a_turn_of_its_own(home, post_inbound, queued, settings):
+    """The turn asked the tenant to type (past the wait); the transcript lands
+    later. The voice note is answered after all, although the same burst
+    held a text after it; once the tenant writes again, their next turn reads
+    the transcript in the history instead."""
+    from conversations.signals import transcript_done
+
+    note = voice_note(post_inbound, state="pending")
+    typed = post_inbound(phone=PHONE, to=ORG_NUMBER, body="see above")
+    typed_id = Message.objects.get(provider_sid=typed.params["MessageSid"]).pk
+    past_the_wait = timezone.now() - timezone.timedelta(seconds=31)
+    Message.objects.filter(pk__in=[note.pk, typed_id]).update(created_at=past_the_wait)
+    scripted_queue(phone=PHONE, calls=[call("respond", message="Could you type that for me?")])
+    assert inbound_process(message_id=typed_id) is None
+    assert Turn.objects.get().message_ids == [note.pk, typed_id]
+
+    Media.objects.filter(message=note).update(transcription_state="done", transcript="The kitchen tap is leaking")
+    transcript_done.send(sender=Media, message_id=note.pk)
+    scripted_queue(phone=PHONE, calls=[call("respond", message="Thanks, which tap?")])
+    assert inbound_process(message_id=note.pk) is None
+    assert Turn.objects.order_by("id").last().message_ids == [note.pk]
+    assert outbound()[-1] == "Thanks, which tap?"
+
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="the cold one")
+    transcript_done.send(sender=Media, message_id=note.pk)  # a second transcript event changes nothing now
+    assert Message.objects.get(pk=note.pk).processed_at is not None
+
+
+def test_a_transcript_that_lands_while_the_model_decides_is_answered_next_round(home, post_inbound, queued):
+    from orchestration.voice_notes import late_transcripts_after_turn
+
+    note = voice_note(post_inbound, state="pending")
+    Message.objects.filter(pk=note.pk).update(created_at=timezone.now() - timezone.timedelta(seconds=31))
+    scripted_queue(phone=PHONE, calls=[call("respond", message="Could you type that for me?")])
+    assert inbound_process(message_id=note.pk) is None
+    turn = Turn.objects.get()
+    Turn.objects.filter(pk=turn.pk).update(latency_total_ms=60_000)  # the model took a minute
+    Media.objects.filter(message=note).update(
+        transcription_state="done", transcript="The kitchen tap is leaking", transcribed_at=timezone.now()
+    )
+    turn.refresh_from_db()
+    assert late_transcripts_after_turn(turn=turn, message_ids=[note.pk]) == [note.pk]
+    assert Message.objects.get(pk=note.pk).processed_at is None
+
+
+def test_a_contractors_late_transcript_is_not_passed_on_twice(home, post_inbound, queued):
+    from orchestration.voice_notes import late_transcript_reopen
+    from properties.models import Contractor
+
+    Contractor.objects.create(organization=home, name="Pat", whatsapp=PHONE)
+    note = voice_note(post_inbound, state="done", transcript="I'll come on Tuesday")
+    Message.objects.filter(pk=note.pk).update(processed_at=timezone.now())
+    assert late_transcript_reopen(message_id=note.pk) is False
