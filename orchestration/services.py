@@ -11,7 +11,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
-from conversations.models import Conversation, GatheringState, IdentityStatus, Message
+from conversations.models import Conversation, GatheringState, Message
 from orchestration.gating import identity_after
 from orchestration.replies import language_guess
 from properties.address_match import AddressMatch, address_match, property_address_match
@@ -20,34 +20,6 @@ from properties.models import Organization, Property, Tenant
 from properties.selectors import tenancies_current
 
 logger = logging.getLogger(__name__)
-
-
-def conversations_unlink_from(*, tenant: Tenant, deleted: bool = False) -> int:
-    """Conversations tied to ``tenant`` from a number that is not theirs any
-    more (their number was corrected or changed, or the tenant was deleted)
-    start again unidentified, with no report in progress: the next person who
-    writes from that number (a new tenant given it, a stranger) is identified
-    by it afresh, never taken for ``tenant``. Returns how many."""
-    linked = Conversation.objects.filter(tenant=tenant)
-    if not deleted:
-        linked = linked.exclude(phone=tenant.phone)
-    return linked.update(
-        tenant=None,
-        identity_status=IdentityStatus.UNIDENTIFIED,
-        property=None,
-        candidate_property=None,
-        gathering_state=GatheringState.IDLE,
-        gathering_started_at=None,
-        updated_at=timezone.now(),
-    )
-
-
-def on_tenant_saved(sender: type, *, instance: Tenant, **kwargs: object) -> None:
-    conversations_unlink_from(tenant=instance)
-
-
-def on_tenant_deleted(sender: type, *, instance: Tenant, **kwargs: object) -> None:
-    conversations_unlink_from(tenant=instance, deleted=True)
 
 
 def conversation_identify_by_phone(*, conversation: Conversation) -> str:

@@ -154,34 +154,3 @@ def test_a_home_named_later_is_left_to_the_model(two_homes, tenant_says):
     tenant_says("hello", model=[call("respond", message="Hello! Which home is this about?")])
     tenant_says("7 Orchard Lane", model=[call("respond", message="Thanks, and what is the problem?")])
     assert conversation_for().identity_status == "identified"
-
-
-def test_a_number_given_to_someone_else_is_not_taken_for_its_old_tenant(home, tenant_says):
-    """Amira's number is corrected in the admin or the API, and the old one is
-    given to a new tenant elsewhere: whoever writes from it is identified
-    afresh, never as Amira at her flat."""
-    from properties.models import Tenant
-    from properties.services import tenant_update
-
-    tenant_says("hello", model=[call("respond", message="Hi Amira")])
-    assert conversation_for(PHONE).tenant.name == "Amira Khan"
-    amira = Tenant.objects.get(phone=PHONE)
-    tenant_update(tenant=amira, phone="+447700900999")
-    conversation = conversation_for(PHONE)
-    assert (conversation.tenant, conversation.property, conversation.identity_status) == (None, None, "unidentified")
-
-    other = PropertyFactory(organization=home, code="HOUSE-9", address="9 Other Road, Leeds")
-    newcomer = TenantFactory(organization=home, phone=PHONE, name="Newcomer")
-    TenancyFactory(tenant=newcomer, property=other, start_date=datetime.date(2026, 6, 1))
-    tenant_says("the boiler is off", model=[call("ask_for_details", question="Since when?")])
-    conversation = conversation_for(PHONE)
-    assert (conversation.tenant.name, conversation.property.code) == ("Newcomer", "HOUSE-9")
-
-
-def test_a_deleted_tenants_number_is_asked_afresh(home, tenant_says):
-    from properties.models import Tenant
-
-    tenant_says("hello", model=[call("respond", message="Hi Amira")])
-    Tenant.objects.get(phone=PHONE).delete()
-    conversation = conversation_for(PHONE)
-    assert (conversation.tenant, conversation.property, conversation.identity_status) == (None, None, "unidentified")
