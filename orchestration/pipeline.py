@@ -25,7 +25,12 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from emergencies.screening import message_screen
-from orchestration.voice_notes import late_transcripts_after_turn, voice_notes_after_turn, voice_notes_wait
+from orchestration.voice_notes import (
+    late_transcripts_after_turn,
+    voice_notes_after_turn,
+    voice_notes_wait,
+    voice_notes_waiting,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -58,9 +63,10 @@ def inbound_process(*, message_id: int) -> float | None:
             return wait  # the transcription task queues the turn again as soon as it is done
         for pk in _unscreened(ids):  # the emergency worker has not got to them: the model must not decide first
             message_screen(message_id=pk, stage="turn")
+        waiting = voice_notes_waiting(message_ids=ids)  # past the wait: the turn reads them untranscribed
         turn = turn_run(conversation_id=conversation_id, message_ids=ids)
         voice_notes_after_turn(turn=turn, message_ids=ids)
-        late_transcripts_after_turn(turn=turn, message_ids=ids)  # re-opened: the next round answers them
+        late_transcripts_after_turn(turn=turn, waiting=waiting)
         # If another worker won the race for some of these messages the engine
         # discarded this result; go round again for whatever is left.
         if not Message.objects.filter(pk__in=ids, processed_at__isnull=True).exists():

@@ -15,7 +15,9 @@ tenant to type when there is none.
   transcript in the history), nor in a contractor's conversation (dispatch
   reads typed words only). Whether the transcript landed before that turn
   (``conversations.signals.transcript_done``) or while the model was deciding
-  (``late_transcripts_after_turn``, by the turn's start).
+  (``late_transcripts_after_turn``: it was waiting when the turn began). No
+  clocks are compared; a transcript stored in the few milliseconds between the
+  pipeline's look and the turn's read is answered twice.
 * **The ask.** With the model on, the context tells it which voice notes could
   not be transcribed and it asks the tenant to type, in its reply. When no
   model is called (the assistant switched off for the organization, or the
@@ -27,12 +29,13 @@ tenant to type when there is none.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
 from django.conf import settings
+from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from config.tasks import INBOUND_PROCESS, queue_task
 from conversations.message_kinds import AUDIO
 from conversations.models import Conversation, Media, Message, TranscriptionState
 from conversations.outbound import outbound_text_queue
@@ -105,39 +108,51 @@ def voice_notes_after_turn(*, turn: Turn | None, message_ids: list[int]) -> list
 
 
 def on_transcript_done(sender: type, *, message_id: int, **kwargs: object) -> None:
-    late_transcript_reopen(message_id=message_id)
+    late_transcript_reopen(message_id)  # the transcription's own kick queues the turn
 
 
-def late_transcripts_after_turn(*, turn: Turn | None, message_ids: list[int]) -> list[int]:
-    """The turn's voice notes transcribed after it had read them untranscribed
-    (while the model was deciding): their messages go to a turn again.
-    Returns the messages re-opened."""
-    if turn is None or turn.latency_total_ms is None:
+def voice_notes_waiting(*, message_ids: list[int]) -> list[int]:
+    """The voice notes of ``message_ids`` still on their way to a transcript
+    (the pipeline notes them just before a turn reads its messages)."""
+    return list(Media.objects.filter(_waiting(message_ids)).values_list("pk", flat=True))
+
+
+def late_transcripts_after_turn(*, turn: Turn | None, waiting: list[int]) -> list[int]:
+    """Of the voice notes that were ``waiting`` when the turn began, those
+    transcribed by now landed while the model was deciding: the turn read them
+    untranscribed, so their messages go to a turn again, queued at once (the
+    pipeline's next round serves only its own task's burst). Returns the
+    messages re-opened."""
+    if turn is None or not waiting:
         return []
-    started = turn.created_at - timedelta(milliseconds=turn.latency_total_ms)
-    late = (
-        Media.objects.filter(_audio(), message_id__in=message_ids, transcription_state=TranscriptionState.DONE)
-        .filter(transcribed_at__gt=started)
-        .values_list("message_id", flat=True)
-        .distinct()
-    )
-    return [pk for pk in late if late_transcript_reopen(message_id=pk, turn=turn)]
+    late = Media.objects.filter(pk__in=waiting, transcription_state=TranscriptionState.DONE)
+    reopened = [pk for pk in late.values_list("message_id", flat=True).distinct() if late_transcript_reopen(pk, turn)]
+    if reopened:
+        newest = max(reopened)
+        transaction.on_commit(lambda: queue_task(INBOUND_PROCESS, [newest]))
+    return reopened
 
 
-def late_transcript_reopen(*, message_id: int, turn: Turn | None = None) -> bool:
+def late_transcript_reopen(message_id: int, turn: Turn | None = None) -> bool:
     """Send a handled voice-note message to a turn again (see the module's
-    docstring); True when it was re-opened."""
+    docstring); True when it was re-opened. ``turn``: the turn that read it
+    untranscribed, which must still be the last to have handled it (not if a
+    later turn answered it with its words). Without it (the transcript was
+    stored after the message was handled), the last turn to handle it read it
+    untranscribed: that turn had committed before the transcript did."""
     message = Message.objects.select_related("conversation").filter(pk=message_id, processed_at__isnull=False).first()
     conversation = message.conversation if message is not None else None
     if conversation is None or contractor_of(conversation) is not None:
         return False
-    turn = turn or Turn.objects.filter(message_ids__contains=[message_id]).order_by("-id").first()
-    last_handled = max(turn.message_ids) if turn is not None and turn.message_ids else message_id
+    last = Turn.objects.filter(conversation=conversation, message_ids__contains=[message_id]).order_by("-id").first()
+    if turn is not None and (last is None or last.pk != turn.pk):
+        return False
+    last_handled = max(last.message_ids) if last is not None and last.message_ids else message_id
     since = Message.objects.filter(
         conversation_id=conversation.pk, direction=Message.Direction.INBOUND, id__gt=last_handled
     )
     if since.exists():
-        return False
+        return False  # the tenant wrote since: their next turn reads the transcript in the history
     reopened = Message.objects.filter(pk=message_id, processed_at__isnull=False).update(processed_at=None)
     if reopened:
         logger.info("voice note message %s transcribed after its turn: handled again", message_id)

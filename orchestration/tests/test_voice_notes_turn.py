@@ -139,21 +139,30 @@ def test_a_transcript_after_the_turn_gave_up_is_answered_in_a_turn_of_its_own(ho
     assert Message.objects.get(pk=note.pk).processed_at is not None
 
 
-def test_a_transcript_that_lands_while_the_model_decides_is_answered_next_round(home, post_inbound, queued):
-    from orchestration.voice_notes import late_transcripts_after_turn
+def test_a_transcript_that_lands_while_the_model_decides_is_answered_in_a_turn_of_its_own(
+    home, post_inbound, queued, monkeypatch
+):
+    import orchestration.engine as engine
 
     note = voice_note(post_inbound, state="pending")
     Message.objects.filter(pk=note.pk).update(created_at=timezone.now() - timezone.timedelta(seconds=31))
-    scripted_queue(phone=PHONE, calls=[call("respond", message="Could you type that for me?")])
-    assert inbound_process(message_id=note.pk) is None
-    turn = Turn.objects.get()
-    Turn.objects.filter(pk=turn.pk).update(latency_total_ms=60_000)  # the model took a minute
-    Media.objects.filter(message=note).update(
-        transcription_state="done", transcript="The kitchen tap is leaking", transcribed_at=timezone.now()
+    run = engine.turn_run
+
+    def transcribed_while_deciding(**kwargs):
+        turn = run(**kwargs)  # read the voice note untranscribed ...
+        Media.objects.filter(message=note).update(transcription_state="done", transcript="The tap is leaking")
+        return turn  # ... and its transcript landed before the turn came back
+
+    monkeypatch.setattr(engine, "turn_run", transcribed_while_deciding)
+    scripted_queue(
+        phone=PHONE,
+        calls=[call("respond", message="Could you type that for me?"), call("respond", message="Which tap?")],
     )
-    turn.refresh_from_db()
-    assert late_transcripts_after_turn(turn=turn, message_ids=[note.pk]) == [note.pk]
-    assert Message.objects.get(pk=note.pk).processed_at is None
+    assert inbound_process(message_id=note.pk) is None
+    # The pipeline's next round answered the voice note with its words.
+    assert [t.message_ids for t in Turn.objects.order_by("id")] == [[note.pk], [note.pk]]
+    assert outbound()[-2:] == ["Could you type that for me?", "Which tap?"]
+    assert Message.objects.get(pk=note.pk).processed_at is not None
 
 
 def test_a_contractors_late_transcript_is_not_passed_on_twice(home, post_inbound, queued):
@@ -163,4 +172,4 @@ def test_a_contractors_late_transcript_is_not_passed_on_twice(home, post_inbound
     Contractor.objects.create(organization=home, name="Pat", whatsapp=PHONE)
     note = voice_note(post_inbound, state="done", transcript="I'll come on Tuesday")
     Message.objects.filter(pk=note.pk).update(processed_at=timezone.now())
-    assert late_transcript_reopen(message_id=note.pk) is False
+    assert late_transcript_reopen(note.pk) is False
