@@ -34,7 +34,7 @@ from typing import Any
 import requests.exceptions
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Case, F, Field, Q, Value, When
+from django.db.models import Case, F, Field, JSONField, Q, Value, When
 from django.utils import timezone
 
 from config.tasks import OUTBOUND_SEND
@@ -197,7 +197,12 @@ def message_send(*, message_id: int) -> Message | None:
         provider_sid=receipt.provider_sid,
         from_address=from_ or service_sid,
         template_sid=outgoing.template_sid,
-        template_variables=outgoing.template_variables or {},
+        # Not over what an erasure wrote while Twilio had it: its words are gone, so are these.
+        template_variables=Case(
+            When(body=message.body, then=Value(outgoing.template_variables or {}, output_field=JSONField())),
+            default=F("template_variables"),
+            output_field=JSONField(),
+        ),
         sent_at=now,
         status=_if_still_sending("status", status),
         status_updated_at=_if_still_sending("status_updated_at", now),
@@ -238,7 +243,8 @@ def _attempt_record(message: Message, *, kind: str, error_code: str, error: str,
     message.raw_payload = payload
     if WINDOW_CLOSED not in message.flags:
         message.flags = [*message.flags, WINDOW_CLOSED]
-    message.save(update_fields=["raw_payload", "flags"])
+    # Only over the message as it was read: an erasure meanwhile emptied its payload.
+    Message.objects.filter(pk=message.pk, body=message.body).update(raw_payload=payload, flags=message.flags)
 
 
 def _send_failed(message: Message, exc: Exception) -> Message:

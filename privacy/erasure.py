@@ -253,14 +253,15 @@ def _contractor_jobs_redact(messages: QuerySet[Message], counts: dict[str, int])
     """What a contractor was sent about the tenant's issue: the words and the
     template's variables (the issue's title) go; the buttons' payloads (job
     ids) stay, so the contractor can still answer. One not sent yet is not sent."""
+    messages.filter(status__in=[Message.Status.PENDING, Message.Status.SENDING]).update(
+        status=Message.Status.FAILED, error_message=f"not sent: {ERASED}"
+    )
     changed = []
-    for message in messages.only("pk", "raw_payload", "status"):
+    for message in messages.only("pk", "raw_payload"):
         message.body, message.template_variables = ERASED, {}
         message.raw_payload = {k: v for k, v in (message.raw_payload or {}).items() if k != "content_variables"}
-        if message.status in (Message.Status.PENDING, Message.Status.SENDING):
-            message.status, message.error_message = Message.Status.FAILED, f"not sent: {ERASED}"
         changed.append(message)
-    Message.objects.bulk_update(changed, ["body", "template_variables", "raw_payload", "status", "error_message"])
+    Message.objects.bulk_update(changed, ["body", "template_variables", "raw_payload"], batch_size=500)
     _count(counts, "conversations.Message.body (contractors' jobs)", len(changed))
 
 

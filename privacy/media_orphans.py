@@ -61,5 +61,5 @@ def _folders(storage: Storage, top: str) -> Iterator[tuple[str, list[str]]]:
 def _modified(storage: Storage, name: str) -> datetime:
     try:
         return storage.get_modified_time(name)
-    except (OSError, NotImplementedError):
-        return timezone.now()  # unknown: treated as new, never deleted
+    except Exception:  # gone since the listing, or a storage that cannot say: treated as new, never deleted
+        return timezone.now()

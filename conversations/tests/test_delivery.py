@@ -425,3 +425,27 @@ def test_the_status_service_itself_cleans_its_input(conversation, twilio_stub):
     message.refresh_from_db()
     assert message.status == "failed" and message.error_code == "3" * 16
     assert message.error_message == ("bad" * 400)[:1000]
+
+
+def test_an_erasure_during_the_send_is_not_written_over(conversation, twilio_stub, settings, monkeypatch):
+    """The tenant is erased while Twilio has the message: what the send
+    records afterwards (the refused attempt, the template's variables) must
+    not bring the words back."""
+    import conversations.delivery as delivery
+
+    settings.WHATSAPP_TEMPLATES = {"issue_update": "HX" + "2" * 32}
+    twilio_stub.queue(TwilioReply(status=400, code=63016, message="Outside the allowed window"))
+    message = queue(conversation, body="Plumber on Tuesday", purpose="issue_update")
+    real = delivery.sender
+
+    class ErasedMeanwhile:
+        def send(self, outgoing):
+            Message.objects.filter(pk=message.pk).update(
+                body="[erased]", raw_payload={}, template_variables={}, status="failed"
+            )
+            return real().send(outgoing)
+
+    monkeypatch.setattr(delivery, "sender", ErasedMeanwhile)
+    message_send(message_id=message.pk)
+    message.refresh_from_db()
+    assert (message.body, message.raw_payload, message.template_variables) == ("[erased]", {}, {})
