@@ -82,10 +82,10 @@ def tenant_records(*, tenant: Tenant) -> TenantRecords:
             message__organization_id=organization_id, message__conversation_id__in=conversation_ids
         ),
         issues=issues,
-        # On their issues, but for another tenant's report added to one (a flatmate's); and theirs on others' issues.
+        # Written from their conversations (on any issue), or on their issues by no tenant (the landlord, the
+        # system); not another tenant's report added to one of theirs (a flatmate's).
         issue_updates=IssueUpdate.objects.filter(
-            (Q(issue__in=issues) & (Q(conversation__isnull=True) | Q(conversation_id__in=conversation_ids)))
-            | Q(conversation_id__in=conversation_ids)
+            Q(conversation_id__in=conversation_ids) | Q(issue__in=issues, conversation__isnull=True)
         ),
         # Raised from their conversations only: a flatmate's alert linked to this tenant's issue is the flatmate's.
         alerts=EmergencyAlert.objects.filter(organization_id=organization_id, conversation_id__in=conversation_ids),
