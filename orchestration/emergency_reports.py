@@ -208,11 +208,14 @@ def emergency_issue_refine(*, conversation: Conversation, tool_input: dict[str, 
         return None
     summary = f"{tool_input.get('title', '').strip()}: {tool_input.get('description', '').strip()}".strip(": ")
     findings = str(tool_input.get("photo_findings", "")).strip()
-    if issue.conversation_id is not None and issue.conversation_id != conversation.pk:
+    theirs = issue.conversation_id == conversation.pk or (
+        issue.conversation_id is None and issue.tenant_id in (None, conversation.tenant_id)
+    )
+    if not theirs:
         # Another tenant's issue (a flatmate reported the same emergency first): this
         # tenant's details go in their own update, the issue's fields stay its tenant's.
         details = f"Details: {summary}\n\nSeen in the photos: {findings}" if findings else f"Details: {summary}"
-        if summary and not issue.updates.filter(conversation=conversation, body=details).exists():
+        if (summary or findings) and not issue.updates.filter(conversation=conversation, body=details).exists():
             IssueUpdate.objects.create(
                 issue=issue, author=IssueUpdate.Author.SYSTEM, conversation=conversation, body=details
             )

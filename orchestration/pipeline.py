@@ -23,6 +23,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from config.tasks import INBOUND_PROCESS, queue_task
 from conversations.models import Conversation, Message
 from emergencies.screening import message_screen
 from orchestration.voice_notes import (
@@ -66,7 +67,8 @@ def inbound_process(*, message_id: int) -> float | None:
         waiting = voice_notes_waiting(message_ids=ids)  # past the wait: the turn reads them untranscribed
         turn = turn_run(conversation_id=conversation_id, message_ids=ids)
         voice_notes_after_turn(turn=turn, message_ids=ids)
-        late_transcripts_after_turn(turn=turn, waiting=waiting)
+        if (reopened := late_transcripts_after_turn(turn=turn, waiting=waiting)) and max(reopened) != message_id:
+            queue_task(INBOUND_PROCESS, [max(reopened)])  # the next round serves only this task's own burst
         # If another worker won the race for some of these messages the engine
         # discarded this result; go round again for whatever is left.
         if not Message.objects.filter(pk__in=ids, processed_at__isnull=True).exists():

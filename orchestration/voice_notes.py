@@ -16,8 +16,9 @@ tenant to type when there is none.
   reads typed words only). Whether the transcript landed before that turn
   (``conversations.signals.transcript_done``) or while the model was deciding
   (``late_transcripts_after_turn``: it was waiting when the turn began). No
-  clocks are compared; a transcript stored in the few milliseconds between the
-  pipeline's look and the turn's read is answered twice.
+  clocks are compared; a transcript stored between the pipeline's look and the
+  turn's read (milliseconds, or as long as the turn waits for the
+  conversation's lock) is answered twice.
 * **The ask.** With the model on, the context tells it which voice notes could
   not be transcribed and it asks the tenant to type, in its reply. When no
   model is called (the assistant switched off for the organization, or the
@@ -31,11 +32,9 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
-from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from config.tasks import INBOUND_PROCESS, queue_task
 from conversations.message_kinds import AUDIO
 from conversations.models import Conversation, Media, Message, TranscriptionState
 from conversations.outbound import outbound_text_queue
@@ -120,17 +119,12 @@ def voice_notes_waiting(*, message_ids: list[int]) -> list[int]:
 def late_transcripts_after_turn(*, turn: Turn | None, waiting: list[int]) -> list[int]:
     """Of the voice notes that were ``waiting`` when the turn began, those
     transcribed by now landed while the model was deciding: the turn read them
-    untranscribed, so their messages go to a turn again, queued at once (the
-    pipeline's next round serves only its own task's burst). Returns the
-    messages re-opened."""
+    untranscribed, so their messages go to a turn again. Returns the messages
+    re-opened (the pipeline answers or queues them)."""
     if turn is None or not waiting:
         return []
-    late = Media.objects.filter(pk__in=waiting, transcription_state=TranscriptionState.DONE)
-    reopened = [pk for pk in late.values_list("message_id", flat=True).distinct() if late_transcript_reopen(pk, turn)]
-    if reopened:
-        newest = max(reopened)
-        transaction.on_commit(lambda: queue_task(INBOUND_PROCESS, [newest]))
-    return reopened
+    late = Media.objects.filter(pk__in=waiting, transcription_state=TranscriptionState.DONE).exclude(transcript="")
+    return [pk for pk in late.values_list("message_id", flat=True).distinct() if late_transcript_reopen(pk, turn)]
 
 
 def late_transcript_reopen(message_id: int, turn: Turn | None = None) -> bool:
