@@ -105,7 +105,7 @@ class _Compiled:
     # (most) costs one search, not one per pattern. None when they cannot be joined.
     any_pattern: re.Pattern | None = None
     # The organization's own patterns, each searched with a time limit: one that
-    # backtracks for ever ("(a|b|ab)*c") must not hold up the web and emergency
+    # backtracks for ever (such as (\w|\w\w)+\d) must not hold up the web and emergency
     # workers every organization shares.
     own_patterns: list[tuple[regex.Pattern, RuleHit]] = field(default_factory=list)
 
