@@ -344,7 +344,11 @@ def _window_closed_resend(*, provider_sid: str, message_id: int | None, reason: 
         message = Message.objects.select_for_update().filter(**lookup).first()
         if message is None or message.template_sid:
             return  # the template itself was refused: the failure stands
-        purpose = (message.raw_payload or {}).get("purpose", "generic")
+        if not message.raw_payload:
+            # Every message we write carries its purpose: an empty payload was
+            # erased (or removed by retention) since it went, and is not sent again.
+            return
+        purpose = message.raw_payload.get("purpose", "generic")
         if not _message_template(message)[0]:
             message.error_message = f"{reason}; {_no_template_reason(purpose)}"[:1000]
             message.save(update_fields=["error_message"])

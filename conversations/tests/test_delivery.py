@@ -382,6 +382,20 @@ def test_63016_reported_by_a_status_callback_sends_the_template_instead(
     assert len([name for name, *_ in queued if name == "outbound.send"]) == sends
 
 
+def test_63016_for_a_message_erased_since_it_went_sends_nothing_again(
+    conversation, twilio_stub, client, settings, queued, django_capture_on_commit_callbacks
+):
+    settings.WHATSAPP_TEMPLATES = {"generic": "HX" + "6" * 32}
+    message = message_send(message_id=queue(conversation, body="The plumber comes at 9").pk)
+    Message.objects.filter(pk=message.pk).update(body="[erased]", raw_payload={})  # the tenant was erased
+    refused = {"MessageSid": message.provider_sid, "MessageStatus": "undelivered", "ErrorCode": "63016"}
+    with django_capture_on_commit_callbacks(execute=True):
+        signed_status(client, message, f"/webhooks/twilio/status?mid={message.pk}", **refused)
+    message.refresh_from_db()
+    assert message.status == Message.Status.UNDELIVERED and message.raw_payload == {}
+    assert not [args for name, args, _ in queued if name == "outbound.send"]
+
+
 @pytest.mark.parametrize(
     ("field", "value"),
     [
