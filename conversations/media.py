@@ -29,7 +29,6 @@ import requests
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
-from django.db.models import Sum
 from django.utils import timezone
 from urllib3.util import parse_url
 
@@ -66,24 +65,33 @@ def media_download(*, media_id: int) -> Media | None:
     try:
         _check_message(media.message)
         content, content_type = _fetch(media.provider_url)
-        _check(media, content, content_type)
     except MediaRejected as exc:
-        # Only while still pending: an overlapping run that stored it, or an erasure, stands.
-        if Media.objects.filter(pk=media.pk, download_state=Media.DownloadState.PENDING).update(
-            download_state=Media.DownloadState.REJECTED, error=str(exc)
-        ):
-            logger.warning("media %s rejected: %s", media.pk, exc)
-            _audio_gone(media)
-        return Media.objects.filter(pk=media.pk).first()
+        return _reject(media, exc)
     with transaction.atomic():
-        # Claimed under the row's lock: a run that overlapped this one (a
-        # sweeper's re-queue) or an erasure since the fetch leaves nothing to store.
-        claimed = Media.objects.select_for_update().filter(pk=media.pk, download_state=Media.DownloadState.PENDING)
-        if not claimed.exists():
+        # The message's media locked together: a run that overlapped this one
+        # (a sweeper's re-queue), an erasure since the fetch, and the message's
+        # other downloads, whose stored bytes count towards its total cap, are
+        # settled one at a time.
+        rows = list(Media.objects.select_for_update().filter(message_id=media.message_id).order_by("pk"))
+        if not any(row.pk == media.pk and row.download_state == Media.DownloadState.PENDING for row in rows):
             logger.info("media %s: no longer pending when its download finished; nothing stored", media.pk)
             return Media.objects.filter(pk=media.pk).first()
+        stored = sum(row.size or 0 for row in rows if row.download_state == Media.DownloadState.DOWNLOADED)
+        if stored + len(content) > settings.MEDIA_MAX_TOTAL_BYTES:
+            limit = settings.MEDIA_MAX_TOTAL_BYTES
+            return _reject(media, MediaRejected(f"the message's media exceed MEDIA_MAX_TOTAL_BYTES ({limit} bytes)"))
         _store(media, content, content_type)
     return media
+
+
+def _reject(media: Media, exc: MediaRejected) -> Media | None:
+    # Only while still pending: an overlapping run that stored it, or an erasure, stands.
+    if Media.objects.filter(pk=media.pk, download_state=Media.DownloadState.PENDING).update(
+        download_state=Media.DownloadState.REJECTED, error=str(exc)
+    ):
+        logger.warning("media %s rejected: %s", media.pk, exc)
+        _audio_gone(media)
+    return Media.objects.filter(pk=media.pk).first()
 
 
 def _store(media: Media, content: bytes, content_type: str) -> None:
@@ -251,16 +259,3 @@ def _check_message(message: Message) -> None:
         raise MediaRejected("the message is malformed: its media are not downloaded")
     if message.organization_id is None or message.conversation_id is None:
         raise MediaRejected("the message is unrouted: its media are not downloaded")
-
-
-def _check(media: Media, content: bytes, content_type: str) -> None:
-    stored = (
-        Media.objects.filter(message=media.message, download_state=Media.DownloadState.DOWNLOADED).aggregate(
-            total=Sum("size")
-        )["total"]
-        or 0
-    )
-    if stored + len(content) > settings.MEDIA_MAX_TOTAL_BYTES:
-        raise MediaRejected(
-            f"the message's media exceed MEDIA_MAX_TOTAL_BYTES ({settings.MEDIA_MAX_TOTAL_BYTES} bytes)"
-        )

@@ -135,3 +135,41 @@ def test_server_errors_are_retried(twilio_stub, settings):
         media_download(media_id=media.pk)
     media.refresh_from_db()
     assert media.download_state == Media.DownloadState.PENDING
+
+
+@pytest.mark.django_db(transaction=True)
+def test_downloads_of_one_message_at_once_keep_to_its_total_cap(twilio_stub, settings, monkeypatch):
+    """Each photo of a message downloads in its own task: two finishing
+    together must not both be stored past MEDIA_MAX_TOTAL_BYTES."""
+    import threading
+
+    from django.db import connection
+
+    import conversations.media as media_module
+
+    settings.MEDIA_MAX_TOTAL_BYTES = len(JPEG) * 3 // 2  # room for one of the two
+    first = MediaFactory(provider_url="https://api.twilio.com" + TWILIO_MEDIA_PATH)
+    second = MediaFactory(message=first.message, index=1, provider_url=first.provider_url)
+    twilio_stub.serve_file(TWILIO_MEDIA_PATH, JPEG)
+    fetch, both_fetched = media_module._fetch, threading.Barrier(2, timeout=10)
+
+    def fetched_together(url):
+        got = fetch(url)
+        both_fetched.wait()  # both files are in memory before either is stored
+        return got
+
+    monkeypatch.setattr(media_module, "_fetch", fetched_together)
+
+    def download(media_id):
+        try:
+            media_download(media_id=media_id)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=download, args=(m.pk,)) for m in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    states = sorted(Media.objects.filter(message=first.message).values_list("download_state", flat=True))
+    assert states == ["downloaded", "rejected"]
