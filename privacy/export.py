@@ -186,12 +186,12 @@ def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEve
                     ],
                 }
             )
-        issue_ids = {issue["reference"] for issue in data["issues"]}
+        theirs = {issue["reference"] for issue in data["issues"]}
         # Their reports added to an issue another tenant opened (the same problem in a shared home).
         data["reports_added_to_other_issues"] = [
             {"issue": update.issue.reference, "at": _iso(update.created_at), "note": update.body}
             for update in updates
-            if update.issue.reference not in issue_ids
+            if update.issue.reference not in theirs
         ]
         for alert in records.alerts.order_by("created_at"):
             data["emergency_alerts"].append(

@@ -16,7 +16,11 @@ from properties.models import Tenant
 
 
 class DataRequestError(Exception):
-    pass
+    """Why a decision cannot be taken; ``field`` names what it is about (for the API's error body)."""
+
+    def __init__(self, message: str, *, field: str = "tenant") -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def data_request_record_whatsapp(*, message: Message, kind: str = DataRequest.Kind.EXPORT) -> DataRequest | None:
@@ -65,7 +69,9 @@ def _decide(request: DataRequest, *, user: Any, status: str) -> None:
 
 def _check_pending(request: DataRequest) -> None:
     if request.status != DataRequest.Status.PENDING:
-        raise DataRequestError(f"This request was already decided ({request.get_status_display().lower()}).")
+        raise DataRequestError(
+            f"This request was already decided ({request.get_status_display().lower()}).", field="status"
+        )
 
 
 def data_request_export(*, request: DataRequest, user: Any, via: str) -> bytes:
@@ -92,6 +98,7 @@ def data_request_erase(*, request: DataRequest, user: Any, via: str) -> ErasureR
 
 
 def data_request_reject(*, request: DataRequest, user: Any, via: str) -> None:
+    _check_pending(request)
     _decide(request, user=user, status=DataRequest.Status.REJECTED)
     audit_record(
         organization_id=request.organization_id,

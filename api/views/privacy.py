@@ -129,8 +129,6 @@ class DataRequestDecideApi(DataRequestScopedApi, APIView):
         _require_role(request.user, data_request.organization_id, DECIDING_ROLES)
         data = self.InputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        if data_request.status != DataRequest.Status.PENDING:
-            raise ValidationError({"status": [f"This request is already {data_request.status}."]})
         try:
             if data.validated_data["decision"] == "reject":
                 data_request_reject(request=data_request, user=request.user, via=AuditEvent.Via.API)
@@ -141,7 +139,7 @@ class DataRequestDecideApi(DataRequestScopedApi, APIView):
                 return _zip_response(payload, data_request.tenant)
             record = data_request_erase(request=data_request, user=request.user, via=AuditEvent.Via.API)
         except DataRequestError as error:
-            raise ValidationError({"tenant": [str(error)]}) from error
+            raise ValidationError({error.field: [str(error)]}) from error
         return Response(ErasureOutput(record).data)
 
 

@@ -94,7 +94,11 @@ def test_a_whatsapp_request_is_approved_through_the_api(worlds, alice_api, bob_a
     assert bob_api.post(f"/api/v1/data-requests/{request.pk}/decide/", {"decision": "approve"}).status_code == 404
     response = alice_api.post(f"/api/v1/data-requests/{request.pk}/decide/", {"decision": "approve"})
     assert response.status_code == 200 and response["Content-Type"] == "application/zip"
-    assert alice_api.post(f"/api/v1/data-requests/{request.pk}/decide/", {"decision": "approve"}).status_code == 400
+    for decision in ("approve", "reject"):  # decided: neither door takes it again
+        again = alice_api.post(f"/api/v1/data-requests/{request.pk}/decide/", {"decision": decision})
+        assert again.status_code == 400 and "already decided" in again.json()["error"]["fields"]["status"][0]
+    request.refresh_from_db()
+    assert request.status == "done"
 
 
 def test_messages_sent_to_the_bare_number_are_exported_and_erased(worlds, alice_api):
