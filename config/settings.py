@@ -524,6 +524,9 @@ CELERY_BEAT_SCHEDULE["retrieval-requeue-pending"] = {
 # daily by beat; an organization without a policy keeps everything (the landlord
 # decides how long; the product never deletes on its own default).
 PRIVACY_RETENTION_INTERVAL_SECONDS = env_int("PRIVACY_RETENTION_INTERVAL_SECONDS", 24 * 3600)
+# Messages to a number no organization owns (unrouted: nobody's record, no
+# policy reaches them) are deleted by the same run once this many days old; 0 keeps them.
+UNROUTED_MESSAGE_RETENTION_DAYS = env_int("UNROUTED_MESSAGE_RETENTION_DAYS", 30)
 # Files under the media folder that no row names (a deletion lost to a crash
 # or a storage error) are deleted with the retention run once this old.
 MEDIA_ORPHAN_GRACE_HOURS = env_int("MEDIA_ORPHAN_GRACE_HOURS", 24)

@@ -10,6 +10,10 @@ the landlord's number) follow the message clock by their own date. Issues
 themselves are the landlord's repair records and stay (erasure removes their
 words when a tenant asks).
 
+Messages to a number no organization owned when they came (*unrouted*) are
+nobody's record and no landlord's policy reaches them: they are deleted once
+``UNROUTED_MESSAGE_RETENTION_DAYS`` old (``unrouted_messages_delete``).
+
 An organization without a ``RetentionPolicy`` keeps everything. Every run is
 idempotent (it only touches what still holds content) and records what it did
 in a ``RetentionRun``; it works in batches of ``BATCH_CONVERSATIONS``
@@ -24,6 +28,7 @@ import datetime
 import logging
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.db import transaction
 from django.db.models import Exists, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce, Greatest
@@ -100,6 +105,7 @@ def _still_expired(organization_id: int, cutoff: datetime.datetime, ids: list[in
 # few thousand messages at most), and a crash loses at most one batch's work,
 # which the next run (idempotent) does again.
 BATCH_CONVERSATIONS = 200
+BATCH_UNROUTED = 1000
 
 
 def _batches(ids: list[int]) -> list[list[int]]:
@@ -193,3 +199,24 @@ def retention_apply(*, now: datetime.datetime | None = None, dry_run: bool = Fal
             report.failed.append(policy.organization_id)
     logger.info("retention%s: %s", " (dry run)" if dry_run else "", report.total())
     return report
+
+
+def unrouted_messages_delete(*, now: datetime.datetime | None = None, dry_run: bool = False) -> int:
+    """Delete the unrouted messages older than ``UNROUTED_MESSAGE_RETENTION_DAYS``
+    (0 keeps them). They hold a sender's number and words; the superusers who
+    diagnose a number's set-up need days of them, not years. Their media were
+    never downloaded, so only rows go. Returns how many (would) go."""
+    days = settings.UNROUTED_MESSAGE_RETENTION_DAYS
+    if days <= 0:
+        return 0
+    cutoff = (now or timezone.now()) - datetime.timedelta(days=days)
+    expired = Message.objects.filter(organization__isnull=True, created_at__lt=cutoff)
+    if dry_run:
+        return expired.count()
+    deleted = 0
+    while ids := list(expired.order_by("pk").values_list("pk", flat=True)[:BATCH_UNROUTED]):
+        with transaction.atomic():
+            deleted += Message.objects.filter(pk__in=ids).delete()[1].get("conversations.Message", 0)
+    if deleted:
+        logger.info("retention: %d unrouted messages older than %d days deleted", deleted, days)
+    return deleted

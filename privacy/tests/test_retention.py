@@ -230,3 +230,30 @@ def test_files_no_row_names_are_deleted_after_a_grace(world, settings, django_ca
     assert os.path.exists(lost)
     assert media_orphans_delete() == ["whatsapp/2020/01/lost.ogg"]
     assert not os.path.exists(lost) and os.path.exists(fresh) and os.path.exists(kept.path)
+
+
+def test_unrouted_messages_go_after_their_days_and_routed_ones_stay(world, settings, capsys):
+    from privacy.retention import unrouted_messages_delete
+
+    settings.UNROUTED_MESSAGE_RETENTION_DAYS = 30
+    _, _, messages = world
+    old = MessageFactory.create(conversation=None, organization=None, body="to a number nobody owns", status="received")
+    fresh = MessageFactory.create(conversation=None, organization=None, body="yesterday", status="received")
+    Message.objects.filter(pk=old.pk).update(created_at=NOW - datetime.timedelta(days=31))
+    Message.objects.filter(pk=fresh.pk).update(created_at=NOW - datetime.timedelta(days=29))
+    # A routed message as old, whose organization has no policy, is not the unrouted rule's to take.
+    RetentionPolicy.objects.all().delete()
+
+    call_command("apply_retention", "--dry-run", "--now", NOW.isoformat())
+    assert "Unrouted messages: would remove 1" in capsys.readouterr().out
+    assert Message.objects.filter(pk=old.pk).exists()
+
+    assert unrouted_messages_delete(now=NOW) == 1
+    assert not Message.objects.filter(pk=old.pk).exists()
+    assert Message.objects.filter(pk=fresh.pk).exists()
+    assert content(messages["old"])[0] == "old words"
+
+    settings.UNROUTED_MESSAGE_RETENTION_DAYS = 0  # keeps them
+    Message.objects.filter(pk=fresh.pk).update(created_at=NOW - datetime.timedelta(days=400))
+    assert unrouted_messages_delete(now=NOW) == 0
+    assert Message.objects.filter(pk=fresh.pk).exists()

@@ -6,12 +6,12 @@ import datetime
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from privacy.retention import retention_apply
+from privacy.retention import retention_apply, unrouted_messages_delete
 from properties.models import Organization
 
 
 class Command(BaseCommand):
-    help = "Apply every organization's retention policy (docs/data-protection.md)."
+    help = "Apply every organization's retention policy and delete old unrouted messages (docs/data-protection.md)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--dry-run", action="store_true", help="Count what would be removed; change nothing.")
@@ -27,5 +27,7 @@ class Command(BaseCommand):
         for organization_id, counts in report.organizations.items():
             summary = ", ".join(f"{key} {value}" for key, value in sorted(counts.items())) or "nothing"
             self.stdout.write(f"{names.get(organization_id, organization_id)}: {verb} {summary}")
+        unrouted = unrouted_messages_delete(now=now, dry_run=report.dry_run)
+        self.stdout.write(f"Unrouted messages: {verb} {unrouted}")
         if report.failed:
             raise CommandError(f"retention failed for organization(s) {report.failed}; see the error log")
