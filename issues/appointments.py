@@ -38,6 +38,7 @@ from conversations.models import Conversation, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
 from issues.calendar import ICS_SALT, visit_ics
 from issues.dispatch import DispatchError, contractor_conversation, job_answer, landlord_note, message_pass_on
+from issues.landlord import email_subject
 from issues.models import Appointment, Issue, IssueUpdate, Job
 from issues.selectors import tenant_conversation
 from issues.status import issue_status_change
@@ -409,9 +410,9 @@ def visit_pick(*, conversation: Conversation, appointment_id: int) -> str:
                 purpose=VISIT_PURPOSE,
                 author=Message.Author.SYSTEM,
             )
-        emails = [e for e in (contractor.email, issue.tenant.email if issue.tenant else "") if e]
-        if emails:
-            _ics_email(appointment, to=emails, subject=f"Visit booked: {issue.reference}, {when}")
+        # One email each: the contractor and the tenant do not see each other's address.
+        for address in dict.fromkeys(e for e in (contractor.email, issue.tenant.email if issue.tenant else "") if e):
+            _ics_email(appointment, to=[address], subject=f"Visit booked: {issue.reference}, {when}")
         _history(issue, f"Visit booked with {contractor.name}: {when} (the tenant's pick).")
         landlord_note(issue, f"Visit booked: {contractor.name}, {when}.")
     return f"{issue.reference}: booked {when}"
@@ -620,7 +621,7 @@ def ics_link(appointment: Appointment) -> str:
 
 def _ics_email(appointment: Appointment, *, to: list[str], subject: str) -> None:
     email = EmailMessage(
-        subject=subject,
+        subject=email_subject(subject),
         body=f"{subject}\nThe calendar entry is attached.",
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=to,

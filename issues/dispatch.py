@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
-from issues.landlord import landlord_tell
+from issues.landlord import email_subject, landlord_tell
 from issues.models import Appointment, Issue, IssueUpdate, Job
 from issues.selectors import tenant_conversation
 from properties.models import Contractor
@@ -207,7 +207,7 @@ def job_offer(*, issue: Issue, contractor: Contractor, actor: Any = None) -> Job
 def _offer_email(issue: Issue, contractor: Contractor, body: str) -> None:
     photos = [p.media for p in issue.photos.select_related("media") if p.media.file]
     email = EmailMessage(
-        subject=f"New job {issue.reference}: {issue.title}",
+        subject=email_subject(f"New job {issue.reference}: {issue.title}"),
         body=body.replace(ANSWER_HINT, "Answer on WhatsApp, or call the agency."),
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[contractor.email],
@@ -236,8 +236,9 @@ def message_pass_on(contractor: Contractor, words: str) -> None:
     words = words or "(a message with no text)"
     landlord_tell(
         organization=contractor.organization,
-        subject=f"Message from {contractor.name}: {words[:120]}",
+        subject=f"Message from {contractor.name}: {words}",
         body=f"{contractor.name} ({contractor.whatsapp}) wrote:\n{words}",
+        whatsapp=f"Message from {contractor.name}: {words}",
     )
 
 
@@ -392,7 +393,7 @@ def job_withdraw(*, job: Job, actor: Any = None, reason: str = "") -> Job:
 
 def _tell_by_email(contractor: Contractor, subject: str, body: str) -> None:
     try:
-        EmailMessage(subject=subject, body=body, to=[contractor.email]).send()
+        EmailMessage(subject=email_subject(subject), body=body, to=[contractor.email]).send()
     except Exception:  # the withdrawal stands; the history shows it
         logger.exception("could not email contractor %s", contractor.pk)
 

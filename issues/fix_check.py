@@ -199,8 +199,9 @@ def follow_up_record(*, conversation: Conversation, message: Message) -> str | N
         )
         landlord_tell(
             organization=issue.organization,
-            subject=f"[{reference}] Not fixed, the tenant says: {words[:120]}",
+            subject=f"[{reference}] Not fixed, the tenant says: {words}",
             body=f"{issue.title}\nProperty: {issue.property}\nThe tenant says: {words}",
+            whatsapp=f"[{reference}] Not fixed, the tenant says: {words}",
         )
     return _follow_up_done(reference, last.raw_payload["purpose"])
 

@@ -42,6 +42,7 @@ from conversations.models import Conversation, Message
 from conversations.opt_out import opt_out_refusal
 from conversations.outbound import outbound_send_queue, outbound_text_queue, text_split
 from issues.deadlines import ClockError, clock_meet
+from issues.landlord import email_subject
 from issues.models import ClockKind, Issue, IssueClock, IssueUpdate, Job
 from issues.selectors import tenant_conversation
 from properties.working_time import zone_get
@@ -355,7 +356,7 @@ def _whatsapp_queue(issue: Issue, recipients: SummaryRecipients, text: str) -> l
 def _email(issue: Issue, address: str, text: str) -> None:
     organization = issue.organization
     email = EmailMessage(
-        subject=f"Written summary of your repair {issue.reference}: {issue.title}",
+        subject=email_subject(f"Written summary of your repair {issue.reference}: {issue.title}"),
         body=text,
         from_email=settings.DEFAULT_FROM_EMAIL,
         to=[address],

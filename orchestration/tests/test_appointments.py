@@ -152,8 +152,10 @@ def test_accept_asks_for_times_then_the_tenant_picks_and_both_get_the_calendar_e
     assert latest(PLUMBER).body.startswith("Booked: R2611-LEAK01 at Flat 1, 12 Harbour Street, Leeds, Fri 27 Nov")
     booked.job.issue.refresh_from_db()
     assert booked.job.issue.status == "scheduled" and booked.job.issue.scheduled_for == datetime.date(2026, 11, 27)
-    [email] = [m for m in mail.outbox if m.attachments]  # the landlord's notice is the other
-    assert sorted(email.to) == ["amira@example.com", "jobs@leedsplumbing.example"]
+    # One each (the landlord's notice is the other email): neither sees the other's address.
+    emails = [m for m in mail.outbox if m.attachments]
+    assert sorted(m.to for m in emails) == [["amira@example.com"], ["jobs@leedsplumbing.example"]]
+    email = emails[0]
     [(_, ics, kind)] = email.attachments
     assert kind == "text/calendar" and "DTSTART:20261127T080000Z" in ics and "Leak under the sink" in ics
     link = replies[0].rsplit(" ", 1)[-1]
@@ -179,6 +181,21 @@ def test_typed_times_go_to_the_tenant_and_unreadable_text_goes_to_the_landlord(a
         "Wed 2 Dec 14:00-16:00",
         "None of these",
     ]
+
+
+def test_a_contractors_message_of_several_lines_reaches_the_landlord_whole(
+    accepted, tenant_says, home, django_capture_on_commit_callbacks
+):
+    home.notification_email = "office@harbour.example"
+    home.save()
+    words = "Hi\nCan't get in, the key safe code is wrong. " + "Tried the side gate too, locked. " * 6
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        tenant_says(words, phone=PLUMBER)
+    [email] = mail.outbox  # Django refuses a subject with a line break: this was never sent
+    assert email.subject.startswith("Message from Leeds Plumbing: Hi Can't get in") and "\n" not in email.subject
+    assert "the key safe code is wrong" in email.body
+    assert latest(LANDLORD).body.endswith("Tried the side gate too, locked.")  # the whole text, not 120 characters
 
 
 def test_none_of_these_asks_the_contractor_again_and_tells_the_landlord(accepted, tenant_says):
