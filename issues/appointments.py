@@ -37,10 +37,10 @@ from django.utils import timezone
 from conversations.models import Conversation, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
 from issues.calendar import ICS_SALT, visit_ics
-from issues.dispatch import DispatchError, contractor_conversation, job_answer, landlord_note, message_pass_on
+from issues.dispatch import DispatchError, job_answer, landlord_note, message_pass_on
 from issues.landlord import email_subject
 from issues.models import Appointment, Issue, IssueUpdate, Job
-from issues.selectors import tenant_conversation
+from issues.selectors import contractor_conversation, tenant_conversation
 from issues.status import issue_status_change
 from issues.visit_times import times_read
 from properties.models import Contractor
@@ -162,8 +162,8 @@ def job_reply(*, conversation: Conversation, job_id: int, accept: bool) -> str:
     Accept they are asked for visit times in the same transaction."""
     with transaction.atomic():
         done = job_answer(conversation=conversation, job_id=job_id, accept=accept)
-        if accept:
-            job = Job.objects.select_related("issue__organization", "issue__property", "contractor").get(pk=job_id)
+        job = Job.objects.select_related("issue__organization", "issue__property", "contractor").get(pk=job_id)
+        if job.state == Job.State.ACCEPTED:  # not a tap after the offer lapsed
             slots_ask(job)
     return done
 
@@ -469,6 +469,8 @@ def visit_report(*, conversation: Conversation, appointment_id: int, outcome: st
         if appointment is None:
             raise AppointmentError("no such visit")
         job, issue = appointment.job, appointment.job.issue
+        if job.state != Job.State.ACCEPTED:  # withdrawn: its contractor has no say on the issue now
+            raise AppointmentError(f"the job of {issue.reference} is {job.get_state_display().lower()}")
         by = "contractor" if job.contractor.whatsapp == conversation.phone else "tenant"
         if by == "tenant" and tenant_conversation(issue) != conversation:
             raise AppointmentError("that visit is not this number's")

@@ -29,7 +29,8 @@ from conversations.models import Conversation, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
 from issues.landlord import email_subject, landlord_tell
 from issues.models import Appointment, Issue, IssueUpdate, Job
-from issues.selectors import tenant_conversation
+from issues.selectors import contractor_conversation
+from issues.status import issue_status_change, visits_cancel
 from properties.models import Contractor
 from properties.working_time import zone_get
 
@@ -38,6 +39,13 @@ logger = logging.getLogger(__name__)
 JOB_ACTION = "job"  # payloads job:accept:<job id>, job:decline:<job id>
 JOB_PURPOSE = "job_offer"  # the offer, and its template's key in WHATSAPP_TEMPLATES
 LIVE = (Job.State.OFFERED, Job.State.ACCEPTED)
+# How an offer that is not open any more ended, in the contractor's refusal.
+OFFER_OVER = {
+    Job.State.ACCEPTED: "accepted already",
+    Job.State.DECLINED: "declined already",
+    Job.State.EXPIRED: "not open any more: it was not answered in time",
+    Job.State.CANCELLED: "withdrawn",
+}
 ANSWER_HINT = "Reply 1 to Accept, 2 to Decline."
 
 
@@ -95,15 +103,6 @@ def contractors_suggest(*, issue: Issue) -> list[Suggestion]:
             s.reasons.append("passed on this job")
         suggestions.append(s)
     return sorted(suggestions, key=lambda s: (-s.score, s.open_jobs, s.contractor.name))
-
-
-def contractor_conversation(contractor: Contractor) -> Conversation:
-    conversation, _ = Conversation.objects.get_or_create(
-        organization_id=contractor.organization_id,
-        phone=contractor.whatsapp,
-        defaults={"whatsapp_id": f"whatsapp:{contractor.whatsapp}"},
-    )
-    return conversation
 
 
 def _offer_text(issue: Issue, job: Job) -> str:
@@ -298,10 +297,20 @@ def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
         if job is None:
             raise DispatchError("no such job was offered to this number")
         issue, contractor = job.issue, job.contractor
-        if job.state != Job.State.OFFERED:
-            raise DispatchError(f"the offer of {issue.reference} is {job.get_state_display().lower()} already")
         if not issue.is_open():
             raise DispatchError(f"{issue.reference} is {issue.get_status_display().lower()}")
+        if job.state == Job.State.EXPIRED and accept:
+            # Too late, but willing: the landlord may still want them, and decides.
+            outbound_text_queue(
+                conversation=conversation,
+                body=f"Sorry, the offer of {issue.reference} lapsed at {_when(issue, job.respond_by)}. "
+                f"I've told {issue.organization.name} you would still take it.",
+                purpose="dispatch",
+            )
+            landlord_note(issue, f"{contractor.name} tapped Accept for {issue.reference} after the offer lapsed.")
+            return f"{issue.reference}: {contractor.name} accepted after the offer lapsed"
+        if job.state != Job.State.OFFERED:
+            raise DispatchError(f"the offer of {issue.reference} is {OFFER_OVER[job.state]}")
         job.state = Job.State.ACCEPTED if accept else Job.State.DECLINED
         job.responded_at = timezone.now()
         job.save(update_fields=["state", "responded_at"])
@@ -326,29 +335,6 @@ def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
     return f"{issue.reference}: {contractor.name} {verb}"
 
 
-def visits_cancel(*, jobs: list[Job], why: str, now: datetime.datetime) -> None:
-    """The visits of ``jobs`` still to come end: times proposed or offered are
-    withdrawn, and a visit already booked is cancelled with the tenant and the
-    contractor told ``why`` ("Demo Lettings has closed the repair")."""
-    Appointment.objects.filter(job__in=jobs, state__in=[Appointment.State.PROPOSED, Appointment.State.OFFERED]).update(
-        state=Appointment.State.CANCELLED
-    )
-    booked = list(
-        Appointment.objects.filter(job__in=jobs, state=Appointment.State.BOOKED, starts_at__gt=now).select_related(
-            "job__contractor", "job__issue__organization", "job__issue__tenant"
-        )
-    )
-    Appointment.objects.filter(pk__in=[a.pk for a in booked]).update(state=Appointment.State.CANCELLED)
-    for appointment in booked:
-        issue, contractor = appointment.job.issue, appointment.job.contractor
-        text = f"The visit for {issue.reference} on {_when(issue, appointment.starts_at)} is cancelled: {why}."
-        sides = [tenant_conversation(issue), contractor_conversation(contractor) if contractor.whatsapp else None]
-        for conversation in (c for c in sides if c is not None):
-            outbound_text_queue(
-                conversation=conversation, body=text, purpose="appointment", author=Message.Author.SYSTEM
-            )
-
-
 def job_withdraw(*, job: Job, actor: Any = None, reason: str = "") -> Job:
     """The landlord takes back a job offered or accepted (a contractor who went
     quiet after accepting, the wrong trade): it is cancelled, its visits still
@@ -356,6 +342,8 @@ def job_withdraw(*, job: Job, actor: Any = None, reason: str = "") -> Job:
     be offered again. Raises DispatchError when the job is not live."""
     reason = reason.strip()
     with transaction.atomic():
+        # The issue first, as a status move locks it before its jobs: a close at the same moment waits, not deadlocks.
+        Issue.objects.select_for_update().filter(pk=job.issue_id).first()
         job = (
             Job.objects.select_for_update(of=("self",))
             .select_related("issue__organization", "issue__property", "contractor")
@@ -369,6 +357,12 @@ def job_withdraw(*, job: Job, actor: Any = None, reason: str = "") -> Job:
         job.responded_at = job.responded_at or now
         job.save(update_fields=["state", "responded_at"])
         visits_cancel(jobs=[job], why=f"{issue.organization.name} has withdrawn the job", now=now)
+        # A visit whose window has started is off too: the withdrawn contractor is asked nothing about it.
+        Appointment.objects.filter(job=job, state=Appointment.State.BOOKED).update(state=Appointment.State.CANCELLED)
+        booked = Appointment.objects.filter(job__issue=issue, state=Appointment.State.BOOKED)
+        if issue.status == Issue.Status.SCHEDULED and not booked.exists():
+            # Scheduled for the visit just cancelled: the next contractor's times are asked for and read again.
+            issue_status_change(issue=issue, status=Issue.Status.ACKNOWLEDGED, tenant_told=False)
         told = f"{issue.organization.name} has withdrawn job {issue.reference} ({issue.title})."
         if reason:
             told += f" {reason}"

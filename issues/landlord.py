@@ -9,7 +9,6 @@ from django.db import transaction
 from conversations.outbound import outbound_text_queue
 from properties.models import Organization
 
-
 SUBJECT_MAX_CHARS = 150
 
 

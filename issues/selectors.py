@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from conversations.models import Conversation
 from issues.models import Issue, IssueClock, IssuePhoto
+from properties.models import Contractor
 from properties.scoping import queryset_for_organizations_or_all
 
 
@@ -68,3 +69,13 @@ def tenant_conversation(issue: Issue) -> Conversation | None:
     if issue.tenant is not None and issue.tenant.phone:
         return Conversation.objects.filter(organization_id=issue.organization_id, phone=issue.tenant.phone).first()
     return None
+
+
+def contractor_conversation(contractor: Contractor) -> Conversation:
+    """The organization's conversation with the contractor's number, created if new."""
+    conversation, _ = Conversation.objects.get_or_create(
+        organization_id=contractor.organization_id,
+        phone=contractor.whatsapp,
+        defaults={"whatsapp_id": f"whatsapp:{contractor.whatsapp}"},
+    )
+    return conversation

@@ -21,10 +21,9 @@ from conversations.models import Message
 from conversations.opt_out import OPTED_OUT_CODE
 from conversations.outbound import outbound_text_queue
 from issues.deadlines import clocks_on_status
-from issues.dispatch import visits_cancel
 from issues.fix_question import fix_question_ask
-from issues.models import Issue, IssueUpdate, Job
-from issues.selectors import tenant_conversation
+from issues.models import Appointment, Issue, IssueUpdate, Job
+from issues.selectors import contractor_conversation, tenant_conversation
 from properties.working_time import zone_get
 
 logger = logging.getLogger(__name__)
@@ -161,6 +160,42 @@ def _jobs_close(issue: Issue, *, now: datetime.datetime) -> None:
     visits_cancel(
         jobs=list(Job.objects.filter(issue=issue)), why=f"{issue.organization.name} has closed the repair", now=now
     )
+
+
+def visits_cancel(*, jobs: list[Job], why: str, now: datetime.datetime) -> None:
+    """The visits of ``jobs`` still to come end: times proposed or offered are
+    withdrawn (a tenant who was offered times is told), and a visit already
+    booked is cancelled with the tenant and the contractor told ``why`` ("Demo
+    Lettings has closed the repair")."""
+    offered = Issue.objects.filter(
+        pk__in=Appointment.objects.filter(job__in=jobs, state=Appointment.State.OFFERED).values("job__issue_id")
+    ).select_related("conversation", "tenant")
+    for issue in offered:
+        if conversation := tenant_conversation(issue):
+            outbound_text_queue(
+                conversation=conversation,
+                body=f"The visit times offered for {issue.reference} are withdrawn: {why}.",
+                purpose="appointment",
+                author=Message.Author.SYSTEM,
+            )
+    Appointment.objects.filter(job__in=jobs, state__in=[Appointment.State.PROPOSED, Appointment.State.OFFERED]).update(
+        state=Appointment.State.CANCELLED
+    )
+    booked = list(
+        Appointment.objects.filter(job__in=jobs, state=Appointment.State.BOOKED, starts_at__gt=now).select_related(
+            "job__contractor", "job__issue__organization", "job__issue__tenant"
+        )
+    )
+    Appointment.objects.filter(pk__in=[a.pk for a in booked]).update(state=Appointment.State.CANCELLED)
+    for appointment in booked:
+        issue, contractor = appointment.job.issue, appointment.job.contractor
+        when = f"{appointment.starts_at.astimezone(zone_get(issue.organization.timezone)):%a %d %b %H:%M}"
+        text = f"The visit for {issue.reference} on {when} is cancelled: {why}."
+        sides = [tenant_conversation(issue), contractor_conversation(contractor) if contractor.whatsapp else None]
+        for conversation in (c for c in sides if c is not None):
+            outbound_text_queue(
+                conversation=conversation, body=text, purpose="appointment", author=Message.Author.SYSTEM
+            )
 
 
 def _tenant_notify(*, issue: Issue, status: str, note: str, author: str) -> list[Message]:

@@ -306,6 +306,43 @@ def test_withdrawing_the_job_cancels_its_booked_visit_and_tells_both_sides(accep
     assert appointments_check().reminded == 0
 
 
+def test_withdrawing_during_the_visits_window_unschedules_the_issue_and_asks_nobody_how_it_went(
+    accepted, tenant_says, clock
+):
+    from issues.dispatch import job_withdraw
+
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    visit = Appointment.objects.get(state="booked")
+    clock.move_to(datetime.datetime(2026, 11, 27, 9, 30, tzinfo=datetime.UTC))  # they have not come; the window runs
+    job_withdraw(job=accepted, reason="No show.")
+    visit.refresh_from_db()
+    accepted.issue.refresh_from_db()
+    assert visit.state == "cancelled"
+    assert accepted.issue.status == "acknowledged"  # not scheduled for a visit that is off
+    clock.move_to(datetime.datetime(2026, 11, 27, 12, 30, tzinfo=datetime.UTC))
+    assert appointments_check().asked == 0  # the withdrawn contractor is not asked "How did it go?"
+    with pytest.raises(AppointmentError):
+        from issues.appointments import visit_report
+
+        visit_report(conversation=Conversation.objects.get(phone=PLUMBER), appointment_id=visit.pk, outcome="fixed")
+    accepted.issue.refresh_from_db()
+    assert accepted.issue.status == "acknowledged"
+
+
+def test_withdrawing_while_the_tenant_has_times_to_pick_tells_the_tenant(accepted, tenant_says):
+    from issues.dispatch import job_withdraw
+
+    tenant_says("friday 8am", phone=PLUMBER)
+    offer = latest(PHONE)
+    assert offer.raw_payload["purpose"] == "appointment_offer"
+    job_withdraw(job=accepted)
+    assert latest(PHONE).body == (
+        "The visit times offered for R2611-LEAK01 are withdrawn: Harbour Lettings has withdrawn the job."
+    )
+    assert list(Appointment.objects.values_list("state", flat=True)) == ["cancelled"]
+
+
 def test_a_forged_or_foreign_calendar_link_is_not_found(accepted, client):
     assert client.get(reverse("appointment-ics", args=["not-a-token"])).status_code == 404
 

@@ -244,7 +244,8 @@ def test_work_under_way_at_erasure_brings_nothing_back(worlds, twilio_stub, sett
 
 
 def test_the_job_offer_a_contractor_was_sent_loses_the_tenants_words(worlds):
-    from issues.dispatch import contractor_conversation, job_offer
+    from issues.dispatch import job_offer
+    from issues.selectors import contractor_conversation
     from properties.models import Contractor
 
     alice, _ = worlds
