@@ -8,7 +8,7 @@ figure never changes once the week is over:
 
 - **Time to first response**: from the report (``created_at``) to the first
   thing a person at the agency did about it. The code has two records of that:
-  ``acknowledged_at``, set by the landlord's first status change (any move off
+  ``acknowledged_at``, set by a person's first status change (any move off
   open, so resolving or closing straight away counts, and the tenant is told),
   and the issue's history, where a person's own entries are written with
   author ``landlord`` (a note, a job offered to a contractor, a deadline's step

@@ -142,7 +142,10 @@ def _starts_at(issue: Issue, starts: str, clocks: dict[str, IssueClock]) -> date
 
 def clocks_from_investigation_start(*, issue: Issue) -> None:
     """Start the clocks that run from the investigation (the written summary,
-    works started) that have not started; nothing running is re-aimed."""
+    works started) that have not started; nothing running is re-aimed, and a
+    closed issue starts none (an investigation recorded afterwards)."""
+    if issue.status == Issue.Status.CLOSED:
+        return
     clocks = {c.kind: c for c in IssueClock.objects.filter(issue=issue)}
     for rule in _rules(issue):
         start = _starts_at(issue, rule.starts, clocks)
@@ -205,7 +208,9 @@ def clock_meet(
     at = at or now
     with transaction.atomic():
         # The issue first, as a status change locks it: never the other way round.
-        issue = Issue.objects.select_for_update(of=("self",)).select_related("organization").get(pk=issue.pk)
+        issue = (
+            Issue.objects.select_for_update(of=("self",), no_key=True).select_related("organization").get(pk=issue.pk)
+        )
         clock = IssueClock.objects.select_for_update().filter(issue=issue, kind=kind).first()
         label = ClockKind(kind).label.lower() if kind in ClockKind.values else kind
         if clock is None:

@@ -40,7 +40,7 @@ JOB_ACTION = "job"  # payloads job:accept:<job id>, job:decline:<job id>
 JOB_PURPOSE = "job_offer"  # the offer, and its template's key in WHATSAPP_TEMPLATES
 LIVE = (Job.State.OFFERED, Job.State.ACCEPTED)
 # How an offer that is not open any more ended, in the contractor's refusal.
-OFFER_OVER = {
+OFFER_OVER: dict[str, str] = {
     Job.State.ACCEPTED: "accepted already",
     Job.State.DECLINED: "declined already",
     Job.State.EXPIRED: "not open any more: it was not answered in time",
@@ -157,7 +157,9 @@ def job_offer(*, issue: Issue, contractor: Contractor, actor: Any = None) -> Job
     offered or assigned, or the contractor cannot be reached."""
     with transaction.atomic():
         issue = (
-            Issue.objects.select_for_update(of=("self",)).select_related("property", "organization").get(pk=issue.pk)
+            Issue.objects.select_for_update(of=("self",), no_key=True)
+            .select_related("property", "organization")
+            .get(pk=issue.pk)
         )
         if contractor.organization_id != issue.organization_id or not contractor.active:
             raise DispatchError("Choose an active contractor of the issue's organization.")
@@ -343,7 +345,7 @@ def job_withdraw(*, job: Job, actor: Any = None, reason: str = "") -> Job:
     reason = reason.strip()
     with transaction.atomic():
         # The issue first, as a status move locks it before its jobs: a close at the same moment waits, not deadlocks.
-        Issue.objects.select_for_update().filter(pk=job.issue_id).first()
+        Issue.objects.select_for_update(no_key=True).filter(pk=job.issue_id).first()
         job = (
             Job.objects.select_for_update(of=("self",))
             .select_related("issue__organization", "issue__property", "contractor")
@@ -362,7 +364,8 @@ def job_withdraw(*, job: Job, actor: Any = None, reason: str = "") -> Job:
         booked = Appointment.objects.filter(job__issue=issue, state=Appointment.State.BOOKED)
         if issue.status == Issue.Status.SCHEDULED and not booked.exists():
             # Scheduled for the visit just cancelled: the next contractor's times are asked for and read again.
-            issue_status_change(issue=issue, status=Issue.Status.ACKNOWLEDGED, tenant_told=False)
+            person = actor if actor is not None and actor.pk else None
+            issue_status_change(issue=issue, status=Issue.Status.ACKNOWLEDGED, actor=person, tenant_told=False)
         told = f"{issue.organization.name} has withdrawn job {issue.reference} ({issue.title})."
         if reason:
             told += f" {reason}"

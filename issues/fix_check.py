@@ -221,7 +221,7 @@ def fix_unanswered_close(*, now: datetime.datetime | None = None) -> int:
     closed = 0
     with transaction.atomic():
         waiting = list(
-            Issue.objects.select_for_update(skip_locked=True).filter(
+            Issue.objects.select_for_update(skip_locked=True, no_key=True).filter(
                 status=Issue.Status.RESOLVED, fix_answer="", fix_asked_at__lte=cutoff
             )
         )

@@ -188,7 +188,7 @@ def issue_number_link(*, issue: Issue, actor: Any, name: str = "") -> IssueNumbe
     click records nothing. The caller checks that ``actor`` may change ``issue``."""
     with transaction.atomic():
         issue = (
-            Issue.objects.select_for_update(of=("self",))
+            Issue.objects.select_for_update(of=("self",), no_key=True)
             .select_related("conversation", "tenant", "property")
             .get(pk=issue.pk)
         )
@@ -204,7 +204,7 @@ def issue_number_link(*, issue: Issue, actor: Any, name: str = "") -> IssueNumbe
         ).update(tenant=link.tenant, updated_at=timezone.now())
         from_number = Q(conversation__phone=link.tenant.phone) | Q(tenant=link.tenant)
         flagged = list(
-            Issue.objects.select_for_update(of=("self",))
+            Issue.objects.select_for_update(of=("self",), no_key=True)
             .filter(from_number, property=issue.property, tenant_unverified=True)
             .filter(Q(status__in=Issue.OPEN_STATUSES) | Q(pk=issue.pk))
             .order_by("pk")

@@ -85,7 +85,7 @@ def issue_status_change(
 
     with transaction.atomic():
         locked = (
-            Issue.objects.select_for_update(of=("self",))
+            Issue.objects.select_for_update(of=("self",), no_key=True)
             .select_related("conversation", "tenant", "organization")
             .get(pk=issue.pk)
         )
@@ -99,7 +99,9 @@ def issue_status_change(
 
         now = timezone.now()
         locked.status = status
-        if status != Status.OPEN and locked.acknowledged_at is None:
+        if status != Status.OPEN and locked.acknowledged_at is None and actor is not None:
+            # A person's first move: the dashboard's first response. The system's own moves (a visit the
+            # tenant booked, a contractor's Fixed) are not the agency responding.
             locked.acknowledged_at = now
         if status == Status.SCHEDULED:
             locked.scheduled_for = scheduled_for

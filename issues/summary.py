@@ -76,7 +76,7 @@ ACTION_TEXT: dict[str, str] = {
 # change, a job offered, a number linked, a summary sent) are not the
 # landlord's notes; a recorded step's note is ("Investigated: damp behind the wardrobe").
 _SERVICE_LINE = re.compile(
-    r"^(?:Status \S+ → \S+|Job offered to |Number \S+ linked by |" + SUMMARY_HISTORY_PREFIX + ")"
+    r"^(?:Status \S+ → \S+|Job offered to |Job withdrawn from |Number \S+ linked by |" + SUMMARY_HISTORY_PREFIX + ")"
 )
 _STEP_RECORDED = re.compile(
     r"^(?P<step>.+?) recorded by .+? at .+?: (?:in time|.+? late)\.(?: Note: (?P<note>.+))?$", re.DOTALL
@@ -255,7 +255,7 @@ def summary_send(*, issue: Issue, text: str, user: Any) -> SummarySent:
         # The issue first, as a status change and a clock's record lock it: two
         # sends of one issue wait for each other, and the second sees the first.
         locked = (
-            Issue.objects.select_for_update(of=("self",))
+            Issue.objects.select_for_update(of=("self",), no_key=True)
             .select_related("organization", "tenant", "conversation")
             .get(pk=issue.pk)
         )

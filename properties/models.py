@@ -13,7 +13,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import F, Q
 
-from properties.working_time import holidays_check
+from properties.working_time import holidays_check, zone_known
 
 # International format: what Twilio sends without its "whatsapp:" prefix.
 E164_PATTERN = r"^\+[1-9][0-9]{6,14}$"
@@ -106,6 +106,10 @@ class Organization(models.Model):
             holidays_check(self.country, self.holiday_region)
         except ValueError as error:
             raise ValidationError({"holiday_region": str(error)}) from None
+        if not zone_known(self.timezone):  # elsewhere read as UTC: deadlines and visit times hours out
+            raise ValidationError(
+                {"timezone": f"Unknown time zone {self.timezone!r}: use an IANA name such as Europe/London."}
+            )
 
 
 class WhatsAppNumber(models.Model):

@@ -57,6 +57,14 @@ def holidays_check(country: str, region: str) -> None:
         raise ValueError(f"No public holidays are known for country {country!r} region {region!r}.") from error
 
 
+def zone_known(name: str) -> bool:
+    try:
+        zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return False
+    return True
+
+
 def zone_get(name: str) -> datetime.tzinfo:
     """The named time zone; UTC for a name the system does not know."""
     try:

@@ -2,6 +2,7 @@
 and recording a step."""
 
 import datetime
+import zoneinfo
 
 import pytest
 from django.utils import timezone
@@ -61,3 +62,17 @@ def test_another_organizations_issue_is_not_found(bob_api, worlds):
     response = bob_api.post(f"/api/v1/issues/{alice.emergency.pk}/clocks/made_safe/met/", {}, format="json")
     assert response.status_code == 404
     assert IssueClock.objects.get(issue=alice.emergency, kind="made_safe").met_at is None
+
+
+def test_a_time_without_an_offset_is_the_organizations_local_time(alice_api, worlds):
+    alice, _ = worlds
+    organization = alice.emergency.organization
+    organization.timezone = "America/New_York"
+    organization.save()
+    overdue(alice.emergency)
+    local = (timezone.now() - datetime.timedelta(hours=2)).astimezone(zoneinfo.ZoneInfo("America/New_York"))
+    url = f"/api/v1/issues/{alice.emergency.pk}/clocks/made_safe/met/"
+    response = alice_api.post(url, {"at": local.replace(tzinfo=None).isoformat(timespec="seconds")}, format="json")
+    assert response.status_code == 200, response.content
+    met = IssueClock.objects.get(issue=alice.emergency, kind="made_safe").met_at
+    assert abs(met - local) < datetime.timedelta(seconds=1)  # read as UTC it would be 4 or 5 hours off

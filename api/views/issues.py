@@ -36,6 +36,7 @@ from issues.summary import (
     summary_send,
 )
 from properties.models import Contractor
+from properties.working_time import zone_get
 
 
 class IssueFilter(django_filters.FilterSet):
@@ -322,7 +323,10 @@ class IssueClockMetApi(OrganizationScopedApi, APIView):
     """Record that one of the issue's deadlines was met."""
 
     class InputSerializer(StrictInput):
-        at = serializers.DateTimeField(required=False, help_text="When it was done (default: now).")
+        at = serializers.DateTimeField(
+            required=False,
+            help_text="When it was done (default: now); without an offset, in the organization's time zone.",
+        )
         note = serializers.CharField(required=False, allow_blank=True, max_length=NOTE_MAX_CHARS)
 
         class Meta:
@@ -338,7 +342,9 @@ class IssueClockMetApi(OrganizationScopedApi, APIView):
         if kind not in ClockKind.values:
             raise ValidationError({"kind": [f"Unknown clock {kind!r}; one of {', '.join(ClockKind.values)}."]})
         serializer = self.InputSerializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        # An `at` without an offset is the organization's local time, as the admin reads it.
+        with timezone.override(zone_get(issue.organization.timezone)):
+            serializer.is_valid(raise_exception=True)
         try:
             clock_meet(issue=issue, kind=kind, actor=request.user, **serializer.validated_data)
         except ClockError as error:

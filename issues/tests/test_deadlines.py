@@ -221,6 +221,23 @@ def test_a_closed_issue_starts_no_clock_when_its_urgency_changes(organization):
     assert set(clocks(issue)) == {"resolved"}  # the old unmet one stays as history; no made-safe clock starts
 
 
+def test_an_investigation_recorded_on_a_closed_issue_starts_no_clock(organization):
+    awaab(organization)
+    issue = report(organization, urgency="routine", category="damp_mould")
+    issue_status_change(issue=issue, status="closed", actor=UserFactory())
+    with time_machine.travel(local(2027, 1, 5, 11, 0), tick=False):
+        clock_meet(issue=issue, kind="investigated", actor=UserFactory(username="sam"))  # filled in afterwards
+    assert set(clocks(issue)) == {"investigated"}  # no written summary or works owed on a closed issue
+
+
+def test_an_unknown_time_zone_is_refused_by_the_form(organization):
+    organization.timezone = "America/New York"  # read as UTC, every deadline would be hours out
+    with pytest.raises(ValidationError, match="Unknown time zone"):
+        organization.full_clean()
+    organization.timezone = "America/New_York"
+    organization.full_clean()
+
+
 def test_an_unknown_holiday_region_is_refused_by_the_form_and_never_breaks_a_report(organization):
     organization.holiday_region = "XX"
     with pytest.raises(ValidationError, match="No public holidays"):

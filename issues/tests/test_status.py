@@ -189,3 +189,54 @@ def test_two_landlords_resolving_at_once_notify_the_tenant_once():
     assert sorted(outcomes) == ["refused", "refused", "refused", "resolved"]
     assert Message.objects.filter(direction="outbound").count() == 1
     assert IssueUpdate.objects.filter(issue=issue).count() == 1
+
+
+def test_only_a_persons_move_is_the_agencys_first_response(issue):
+    """A move the system makes (a visit the tenant booked, a contractor's Fixed)
+    is not the agency acknowledging: the dashboard's first response stays open."""
+    issue_status_change(issue=issue, status="resolved", tenant_told=False)
+    issue.refresh_from_db()
+    assert issue.status == "resolved" and issue.acknowledged_at is None
+    issue_status_change(issue=issue, status="closed", actor=UserFactory())
+    issue.refresh_from_db()
+    assert issue.acknowledged_at is not None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_status_move_does_not_wait_for_a_history_line_being_written_elsewhere():
+    """Beat's deadline warnings lock clocks, then add a line to the issue's
+    history (whose foreign key share-locks the issue at commit); a landlord's move locks
+    the issue, then its clocks. With the issue locked FOR UPDATE the two could
+    deadlock; FOR NO KEY UPDATE does not wait for the history line."""
+    import threading
+
+    from django.db import connection, transaction
+
+    conversation = ConversationFactory()
+    issue = IssueFactory(organization=conversation.organization, conversation=conversation)
+    held, release = threading.Event(), threading.Event()
+
+    def beat_writes_history():
+        try:
+            with transaction.atomic():
+                with connection.cursor() as cursor:  # Django's foreign keys check at commit; check now
+                    cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+                IssueUpdate.objects.create(issue_id=issue.pk, author="system", body="Manager told: due soon.")
+                held.set()
+                release.wait(10)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=beat_writes_history)
+    thread.start()
+    try:
+        assert held.wait(10)
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL lock_timeout = '2s'")  # waiting would fail here, not hang
+            issue_status_change(issue=issue, status="acknowledged", actor=UserFactory())
+    finally:
+        release.set()
+        thread.join(timeout=30)
+    issue.refresh_from_db()
+    assert issue.status == "acknowledged"

@@ -75,6 +75,10 @@ def damp_issue(*, email="amira@example.com", conversation=True, tenant=True, use
         IssueUpdate.objects.create(
             issue=issue, author="landlord", user=landlord, body="Extractor fan in the bathroom is blocked."
         )
+        # What dispatch writes when a job is taken back: the reason is the agency's, not the tenant's to read.
+        IssueUpdate.objects.create(
+            issue=issue, author="landlord", user=landlord, body="Job withdrawn from Damp Co by ana. Quote too high."
+        )
     with time_machine.travel(INVESTIGATED, tick=False):
         clock_meet(
             issue=issue,
@@ -121,7 +125,7 @@ def test_the_draft_says_what_was_reported_found_and_will_be_done_by_when_in_loca
     assert "- We will start the repair work by the end of Monday 8 June 2026." in draft
     assert "written summary" not in draft.split("What we will do", 1)[1].lower()
     # The services' own lines and a note already sent with a status change stay out.
-    assert "Status" not in draft and "surveyor will call" not in draft
+    assert "Status" not in draft and "surveyor will call" not in draft and "Quote too high" not in draft
     assert "reply to this message and quote R2605-DAMP01" in draft
     assert "becomes unwell" in draft
     assert draft == summary_draft(issue=issue)  # deterministic

@@ -271,14 +271,17 @@ def test_accept_tapped_after_the_offer_lapsed_is_told_so_and_the_landlord_hears_
             "Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}", "ButtonText": "Accept"}
         )
     assert replies == [
-        "Sorry, the offer of R2611-LEAK01 lapsed at Wed 25 Nov 13:00. I've told Harbour Lettings you would still take it."
+        "Sorry, the offer of R2611-LEAK01 lapsed at Wed 25 Nov 13:00. "
+        "I've told Harbour Lettings you would still take it."
     ]
     job.refresh_from_db()
     assert job.state == "expired"  # the landlord decides; no visit times are asked for
     told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
     assert told == "[R2611-LEAK01] Leeds Plumbing tapped Accept for R2611-LEAK01 after the offer lapsed."
     declined = tenant_says("Decline", phone=PLUMBER, extra={"ButtonPayload": f"job:decline:{job.pk}"})
-    assert declined == ["That can't be done now: the offer of R2611-LEAK01 is not open any more: it was not answered in time."]
+    assert declined == [
+        "That can't be done now: the offer of R2611-LEAK01 is not open any more: it was not answered in time."
+    ]
 
 
 def test_with_auto_dispatch_a_routine_report_goes_to_the_best_plumber_and_on_after_a_decline(leak, home, tenant_says):
