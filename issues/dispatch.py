@@ -432,10 +432,9 @@ def jobs_expire(*, now: datetime.datetime | None = None) -> int:
                 author=IssueUpdate.Author.SYSTEM,
                 body=f"{contractor.name} did not answer the offer in time.",
             )
-            tell = (
-                f"{contractor.name} did not answer for {issue.reference}. "
-                f"{dispatch_auto(issue) or next_suggestion_text(issue)}"
-            )
+            tell = f"{contractor.name} did not answer for {issue.reference}."
+            if issue.is_open():  # nobody is suggested for a repair already done
+                tell += f" {dispatch_auto(issue) or next_suggestion_text(issue)}"
             landlord_note(issue, tell)
             if contractor.whatsapp:
                 outbound_text_queue(

@@ -114,7 +114,7 @@ def issue_status_change(
             locked.scheduled_for = None
         locked.save(update_fields=["status", "acknowledged_at", "scheduled_for", "resolved_at", "updated_at"])
         clocks_on_status(issue=locked, status=status, at=now)
-        if status == Status.CLOSED:
+        if status in (Status.RESOLVED, Status.CLOSED):
             _jobs_close(locked, now=now)
         if before == Status.CLOSED and status == Status.OPEN:
             # Reopened after closing: the job that was done is over, so another contractor can be sent.
@@ -153,14 +153,17 @@ def tenant_text(*, issue: Issue, status: str, note: str = "") -> str:
 
 
 def _jobs_close(issue: Issue, *, now: datetime.datetime) -> None:
-    """An open offer and the visits still to come end with the issue; both
-    sides are told of a booked visit. An accepted job stays accepted: who did
-    the work is kept."""
+    """An open offer and the visits still to come end when the issue is
+    resolved or closed; both sides are told of a booked visit. An accepted job
+    stays accepted: who did the work is kept."""
     offered = Job.objects.filter(issue=issue, state=Job.State.OFFERED)
     offered.filter(respond_by__lte=now).update(state=Job.State.EXPIRED, responded_at=now)  # lapsed before beat saw it
     offered.update(state=Job.State.CANCELLED, responded_at=now)
     visits_cancel(
-        jobs=list(Job.objects.filter(issue=issue)), why=f"{issue.organization.name} has closed the repair", now=now
+        jobs=list(Job.objects.filter(issue=issue)),
+        why=f"{issue.organization.name} has "
+        + ("closed the repair" if issue.status == Status.CLOSED else "marked the repair as done"),
+        now=now,
     )
 
 

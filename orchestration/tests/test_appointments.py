@@ -279,6 +279,20 @@ def test_another_visit_asks_the_contractor_for_times_again(accepted, tenant_says
     assert latest(PHONE).raw_payload["purpose"] == "appointment_offer"
 
 
+def test_resolving_the_issue_cancels_the_visit_to_come_and_tells_both_sides(accepted, tenant_says):
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
+    issue_status_change(issue=accepted.issue, status="resolved", tenant_told=False)  # the tenant sorted it
+    assert Appointment.objects.get().state == "cancelled"
+    assert appointments_check().reminded == 0  # the contractor is not reminded of a visit to a fixed repair
+    told = (
+        "The visit for R2611-LEAK01 on Fri 27 Nov 08:00 is cancelled: Harbour Lettings has marked the repair as done."
+    )
+    assert latest(PLUMBER).body == told
+    accepted.refresh_from_db()
+    assert accepted.state == "accepted"  # who did the work is kept
+
+
 def test_closing_the_issue_cancels_its_visit_and_the_calendar_entry_says_so(accepted, tenant_says, client):
     tenant_says("friday 8am", phone=PLUMBER)
     tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])

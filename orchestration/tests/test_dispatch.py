@@ -261,6 +261,16 @@ def test_an_unanswered_offer_lapses_once_and_the_landlord_gets_the_next_suggesti
     assert lapsed == "The offer of R2611-LEAK01 has lapsed; no need to reply."
 
 
+def test_resolving_cancels_an_open_offer_and_nobody_is_suggested_for_a_done_repair(leak, settings):
+    with time_machine.travel(MORNING, tick=False):
+        job = job_offer(issue=leak, contractor=Contractor.objects.get(name="Leeds Plumbing"))
+        issue_status_change(issue=leak, status="resolved", tenant_told=False)
+    job.refresh_from_db()
+    assert job.state == "cancelled"
+    with time_machine.travel(MORNING + datetime.timedelta(days=2), tick=False):
+        assert jobs_expire() == 0  # no lapse, and no "Next suggestion" for a fixed repair
+
+
 def test_accept_tapped_after_the_offer_lapsed_is_told_so_and_the_landlord_hears_of_it(leak, settings, tenant_says):
     settings.DISPATCH_RESPONSE_HOURS = 4
     with time_machine.travel(MORNING, tick=False):
