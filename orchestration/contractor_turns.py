@@ -8,12 +8,13 @@ to the landlord, and the contractor is told so."""
 
 from __future__ import annotations
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import Exists, OuterRef, Q, Subquery
 
 from conversations.models import Conversation, Message
 from conversations.outbound import outbound_text_queue
 from issues.appointments import SLOT_ACTION, job_reply, slot_propose, slots_send, slots_typed, window_parse
 from issues.dispatch import JOB_ACTION, DispatchError, message_pass_on
+from issues.models import Issue, Job
 from orchestration import buttons
 from orchestration.gating import Snapshot
 from orchestration.models import Turn
@@ -48,18 +49,28 @@ buttons.button_action_register(JOB_ACTION, _job, any_question=True)
 buttons.button_action_register(SLOT_ACTION, _slot, any_question=True)
 
 
+def _working() -> Q:
+    """An active contractor, or one made inactive who still holds a job they
+    accepted on an open issue: it stays theirs until the landlord withdraws
+    it, so their "running late" and their times still reach dispatch."""
+    holding = Job.objects.filter(
+        contractor=OuterRef("pk"), state=Job.State.ACCEPTED, issue__status__in=Issue.OPEN_STATUSES
+    )
+    return Q(active=True) | Q(Exists(holding))
+
+
 def contractor_pk() -> Subquery:
-    """For a query of conversations: the pk of the active contractor whose
+    """For a query of conversations: the pk of the working contractor whose
     number each one is (NULL for a tenant's). The turn's lock reads it as
     ``contractor_pk``, so a tenant's turn makes no query of its own for it."""
     contractors = Contractor.objects.filter(
-        organization_id=OuterRef("organization_id"), whatsapp=OuterRef("phone"), active=True
+        _working(), organization_id=OuterRef("organization_id"), whatsapp=OuterRef("phone")
     )
     return Subquery(contractors.order_by("pk").values("pk")[:1])
 
 
 def contractor_of(conversation: Conversation) -> Contractor | None:
-    contractors = Contractor.objects.filter(active=True)
+    contractors = Contractor.objects.filter(_working())
     if hasattr(conversation, "contractor_pk"):  # read with the turn's lock
         pk = getattr(conversation, "contractor_pk")  # noqa: B009 (an annotation: not on the model)
         return contractors.filter(pk=pk).first() if pk is not None else None

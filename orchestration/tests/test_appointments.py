@@ -198,6 +198,15 @@ def test_a_contractors_message_of_several_lines_reaches_the_landlord_whole(
     assert latest(LANDLORD).body.endswith("Tried the side gate too, locked.")  # the whole text, not 120 characters
 
 
+def test_a_contractor_made_inactive_still_reaches_dispatch_about_the_job_they_hold(accepted, tenant_says, plumber):
+    plumber.active = False
+    plumber.save()
+    tenant_says("running late, there by 3", phone=PLUMBER)
+    assert latest(LANDLORD).body == "Message from Leeds Plumbing: running late, there by 3"  # not the tenant assistant
+    tenant_says("friday 8am", phone=PLUMBER)
+    assert latest(PHONE).raw_payload["purpose"] == "appointment_offer"  # their times still go to the tenant
+
+
 def test_none_of_these_asks_the_contractor_again_and_tells_the_landlord(accepted, tenant_says):
     tenant_says("tomorrow 10am", phone=PLUMBER)
     question = latest(PHONE)
