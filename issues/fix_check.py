@@ -27,7 +27,7 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import F, Q, QuerySet
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
@@ -214,26 +214,30 @@ def _follow_up_done(reference: str, purpose: str) -> str:
 
 def fix_unanswered_close(*, now: datetime.datetime | None = None) -> int:
     """Beat: close resolved issues whose tenant did not answer "Is it fixed?"
-    within ``ISSUE_FIX_CLOSE_DAYS`` (the answer becomes ``none``; one with a
-    clock still owed stays resolved). Returns how many were closed."""
+    within ``ISSUE_FIX_CLOSE_DAYS`` (the answer becomes ``none``), and those
+    whose tenant said Yes while a clock was still owed, once it no longer is.
+    One with a clock still owed stays resolved, and its tenant can still
+    answer. Returns how many were closed."""
     now = now or timezone.now()
     cutoff = now - datetime.timedelta(days=settings.ISSUE_FIX_CLOSE_DAYS)
     closed = 0
     with transaction.atomic():
         waiting = list(
-            Issue.objects.select_for_update(skip_locked=True, no_key=True).filter(
-                status=Issue.Status.RESOLVED, fix_answer="", fix_asked_at__lte=cutoff
+            Issue.objects.select_for_update(skip_locked=True, no_key=True)
+            .filter(status=Issue.Status.RESOLVED)
+            .filter(
+                Q(fix_answer="", fix_asked_at__lte=cutoff)
+                | Q(fix_answer="yes", fix_answered_at__gte=F("resolved_at"))  # Yes to this resolution
             )
         )
         for issue in waiting:
-            Issue.objects.filter(pk=issue.pk).update(fix_answer="none")
             if clocks_running(issue):  # a clock still owed keeps it resolved: closing would stop it
                 continue
-            issue_status_change(
-                issue=issue,
-                status=Issue.Status.CLOSED,
-                note=f"No answer to 'Is it fixed?' in {settings.ISSUE_FIX_CLOSE_DAYS} days.",
-            )
+            note = "Closed: the tenant confirmed the fix, and no deadline is owed any more."
+            if not issue.fix_answer:
+                Issue.objects.filter(pk=issue.pk).update(fix_answer="none")
+                note = f"No answer to 'Is it fixed?' in {settings.ISSUE_FIX_CLOSE_DAYS} days."
+            issue_status_change(issue=issue, status=Issue.Status.CLOSED, note=note)
             closed += 1
     if closed:
         logger.info("closed %s resolved issues with no answer to 'Is it fixed?'", closed)

@@ -10,7 +10,7 @@ import time_machine
 from django.utils import timezone
 
 from conversations.models import Message
-from issues.deadlines import issue_clocks_sync
+from issues.deadlines import clock_meet, issue_clocks_sync
 from issues.fix_check import fix_unanswered_close
 from issues.models import Issue, IssueUpdate
 from issues.status import issue_status_change
@@ -145,6 +145,37 @@ def test_yes_keeps_the_issue_resolved_while_a_clock_is_still_owed(home, tenant_s
     damp.refresh_from_db()
     assert (damp.fix_answer, damp.status) == ("yes", "resolved")  # the written summary is still owed
     assert damp.clocks.get(kind="summary_sent").met_at is None
+    assert fix_unanswered_close() == 0
+    clock_meet(issue=damp, kind="summary_sent", actor=UserFactory())  # sent: nothing is owed any more
+    assert fix_unanswered_close() == 1  # beat closes it, as the Yes would have
+    damp.refresh_from_db()
+    assert damp.status == "closed"
+
+
+def test_no_answer_while_a_clock_is_owed_leaves_the_question_open_and_a_late_no_still_reopens(
+    home, tenant_says, settings
+):
+    from issues.deadlines import AWAAB_POLICY
+    from issues.models import DeadlinePolicy
+
+    settings.ISSUE_FIX_CLOSE_DAYS = 7
+    DeadlinePolicy.objects.filter(organization=home).update(active=False)
+    DeadlinePolicy.objects.filter(organization=home, name=AWAAB_POLICY).update(active=True)
+    tenant_says("hello")
+    damp = IssueFactory(
+        organization=home,
+        property=home.properties.get(code="FLAT-1"),
+        conversation=conversation_for(),
+        reference="R-DAMP2",
+        category="damp_mould",
+    )
+    issue_clocks_sync(issue=damp)
+    issue_status_change(issue=damp, status="resolved", actor=UserFactory())
+    with time_machine.travel(timezone.now() + datetime.timedelta(days=8)):
+        assert fix_unanswered_close() == 0  # the written summary is owed: it stays resolved
+        tenant_says("No", extra=tap("issue_fixed:no:R-DAMP2", "No"))
+    damp.refresh_from_db()
+    assert (damp.fix_answer, damp.status) == ("no", "open")  # the late No still counts
 
 
 def test_two_issues_resolved_together_each_answer_by_its_own_button(resolved, home, tenant_says):
