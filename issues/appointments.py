@@ -8,7 +8,8 @@
    (``issues/visit_times.py``); a typed message is their whole proposal. Text it cannot read is passed on
    to the landlord, and the contractor is shown the list again.
 2. ``slots_offer``: the tenant picks one from a list (or "None of these": the
-   contractor is asked for other times and the landlord told).
+   contractor is asked for other times and the landlord told). Times the
+   tenant left until every one had started lapse the same way (beat).
 3. ``visit_pick``: booked. Both get a confirmation with a link to the visit's
    ``.ics`` (``issues/calendar.py``); their emails carry it attached.
 4. Beat (``appointments_check``): a reminder to both the day before; once
@@ -31,6 +32,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.mail import EmailMessage
 from django.db import transaction
+from django.db.models import Exists, OuterRef
 from django.urls import reverse
 from django.utils import timezone
 
@@ -526,6 +528,7 @@ def _missed(appointment: Appointment, *, conversation: Conversation, by: str, wh
 class Checked:
     reminded: int = 0
     asked: int = 0
+    lapsed: int = 0  # jobs whose offered times all started unpicked
 
 
 def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
@@ -564,7 +567,31 @@ def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
             _after_ask(appointment)
             Appointment.objects.filter(pk=appointment.pk).update(asked_at=now)
             checked.asked += 1
+    with transaction.atomic():
+        checked.lapsed = _offers_lapse(now)
     return checked
+
+
+def _offers_lapse(now: datetime.datetime) -> int:
+    """Times offered to a tenant who picked none before every one had started:
+    they lapse as "None of these" would, so the job does not wait forever for
+    a pick (the contractor could not propose again meanwhile)."""
+    offered = Appointment.objects.filter(job=OuterRef("pk"), state=Appointment.State.OFFERED)
+    jobs = (
+        Job.objects.select_for_update(of=("self",), skip_locked=True)
+        .select_related("issue__organization", "issue__property", "contractor")
+        .filter(Exists(offered), state=Job.State.ACCEPTED, issue__status__in=Issue.OPEN_STATUSES)
+        .exclude(Exists(offered.filter(starts_at__gt=now)))
+    )
+    lapsed = 0
+    for job in jobs:
+        issue = job.issue
+        Appointment.objects.filter(job=job, state=Appointment.State.OFFERED).update(state=Appointment.State.NOT_CHOSEN)
+        _history(issue, "The tenant picked none of the visit times before they passed.")
+        landlord_note(issue, f"The tenant did not pick a visit time; {job.contractor.name} is asked for new times.")
+        slots_ask(job, note=f"The tenant of {issue.reference} did not pick any of those times in time.", now=now)
+        lapsed += 1
+    return lapsed
 
 
 def visit_text(appointment: Appointment, zone: datetime.tzinfo) -> str:

@@ -218,6 +218,26 @@ def test_none_of_these_asks_the_contractor_again_and_tells_the_landlord(accepted
     assert "None of Leeds Plumbing's times suited the tenant" in latest(LANDLORD).body
 
 
+def test_times_the_tenant_never_picks_lapse_and_the_contractor_is_asked_again(accepted, tenant_says, clock):
+    tenant_says("thursday 10am or friday 2pm", phone=PLUMBER)
+    offer = latest(PHONE)
+    assert offer.raw_payload["purpose"] == "appointment_offer"
+    clock.move_to(datetime.datetime(2026, 11, 26, 11, 0, tzinfo=datetime.UTC))  # Thursday's has started
+    assert appointments_check().lapsed == 0
+    clock.move_to(datetime.datetime(2026, 11, 27, 14, 30, tzinfo=datetime.UTC))  # so has Friday's
+    assert appointments_check().lapsed == 1
+    assert appointments_check().lapsed == 0  # once
+    assert sorted(Appointment.objects.values_list("state", flat=True)) == ["not_chosen", "not_chosen"]
+    ask = latest(PLUMBER)
+    assert ask.raw_payload["purpose"] == "appointment_slots"
+    assert ask.body.startswith("The tenant of R2611-LEAK01 did not pick any of those times in time.")
+    assert "did not pick a visit time" in latest(LANDLORD).body
+    tap(tenant_says, PHONE, offer.raw_payload["choices"][1])  # a late tap books nothing
+    assert not Appointment.objects.filter(state="booked").exists()
+    tenant_says("mon 9am", phone=PLUMBER)  # the contractor can propose again
+    assert latest(PHONE).raw_payload["purpose"] == "appointment_offer"
+
+
 def test_a_reminder_the_day_before_then_a_missed_visit_reported_by_the_tenant(accepted, tenant_says, clock):
     tenant_says("friday 8am", phone=PLUMBER)
     tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])
