@@ -43,7 +43,7 @@ from issues.dispatch import DispatchError, job_answer, landlord_note, message_pa
 from issues.landlord import email_subject
 from issues.models import Appointment, Issue, IssueUpdate, Job
 from issues.selectors import contractor_conversation, tenant_conversation
-from issues.status import issue_status_change
+from issues.status import IssueStatusError, issue_status_change
 from issues.visit_times import times_read
 from properties.models import Contractor
 from properties.working_time import public_holiday, zone_get
@@ -303,6 +303,9 @@ def slots_typed(*, conversation: Conversation, text: str) -> str | None:
             message_pass_on(job.contractor, text)
             slots_ask(job, note="I couldn't read a time in that; I've passed it on to the landlord.", now=now)
             return "no time read: passed on to the landlord"
+        # A typed message is their whole proposal: times tapped before it are dropped, so at most
+        # APPOINTMENT_SLOTS_MAX go to the tenant.
+        job.appointments.filter(state=Appointment.State.PROPOSED).delete()
         for window in windows:
             Appointment.objects.get_or_create(
                 job=job, starts_at=window.starts, ends_at=window.ends, state=Appointment.State.PROPOSED
@@ -397,7 +400,10 @@ def visit_pick(*, conversation: Conversation, appointment_id: int) -> str:
         when = _when_of(appointment)
         day = appointment.starts_at.astimezone(_zone(issue)).date()
         if not (issue.status == Issue.Status.SCHEDULED and issue.scheduled_for == day):
-            issue_status_change(issue=issue, status=Issue.Status.SCHEDULED, scheduled_for=day, tenant_told=False)
+            try:
+                issue_status_change(issue=issue, status=Issue.Status.SCHEDULED, scheduled_for=day, tenant_told=False)
+            except IssueStatusError as error:  # closed by the landlord since the job was read: nothing is booked
+                raise AppointmentError(str(error)) from None
         link = ics_link(appointment)
         outbound_text_queue(
             conversation=conversation,

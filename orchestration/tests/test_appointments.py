@@ -207,6 +207,34 @@ def test_a_contractor_made_inactive_still_reaches_dispatch_about_the_job_they_ho
     assert latest(PHONE).raw_payload["purpose"] == "appointment_offer"  # their times still go to the tenant
 
 
+def test_typed_times_replace_times_tapped_before_them(accepted, tenant_says):
+    tap(tenant_says, PLUMBER, latest(PLUMBER).raw_payload["choices"][0])  # Thu 26 Nov 08:00-12:00, tapped
+    tenant_says("tues 9, weds 2pm or thurs 10", phone=PLUMBER)  # then three typed: the whole proposal
+    titles = [c["title"] for c in latest(PHONE).raw_payload["choices"]]
+    assert titles == ["Thu 26 Nov 10:00-12:00", "Tue 1 Dec 09:00-11:00", "Wed 2 Dec 14:00-16:00", "None of these"]
+
+
+def test_a_pick_racing_the_landlords_close_books_nothing_and_is_refused_plainly(accepted, tenant_says, monkeypatch):
+    """The job is read open, then the landlord closes the issue before the pick
+    schedules it: the tenant is told it cannot be done (the turn goes on),
+    not left to the fallback that pauses their assistant."""
+    import issues.appointments
+    from issues.status import IssueStatusError
+
+    tenant_says("friday 8am", phone=PLUMBER)
+    pick = latest(PHONE).raw_payload["choices"][0]
+
+    def closed_meanwhile(**kwargs):
+        raise IssueStatusError("R2611-LEAK01 is closed; it cannot become scheduled.")
+
+    monkeypatch.setattr(issues.appointments, "issue_status_change", closed_meanwhile)
+    with pytest.raises(AppointmentError, match="closed"):
+        visit_pick(
+            conversation=Conversation.objects.get(phone=PHONE), appointment_id=int(pick["payload"].rsplit(":", 1)[1])
+        )
+    assert not Appointment.objects.filter(state="booked").exists()
+
+
 def test_none_of_these_asks_the_contractor_again_and_tells_the_landlord(accepted, tenant_says):
     tenant_says("tomorrow 10am", phone=PLUMBER)
     question = latest(PHONE)
