@@ -229,8 +229,10 @@ def _no_template_reason(purpose: str) -> str:
 
 
 def _template_use(outgoing: OutgoingMessage, template: str, variables: dict[str, Any]) -> None:
+    """Send as ``template``. WhatsApp refuses a template whose variable holds a
+    line break, a tab or more than four spaces in a row: each value goes on one line."""
     outgoing.template_sid = template
-    outgoing.template_variables = variables
+    outgoing.template_variables = {key: " ".join(str(value).split()) for key, value in variables.items()}
 
 
 def _attempt_record(message: Message, *, kind: str, error_code: str, error: str, provider_sid: str = "") -> None:

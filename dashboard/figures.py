@@ -47,6 +47,7 @@ from django.db.models import (
     Case,
     Count,
     DurationField,
+    Exists,
     F,
     IntegerField,
     OuterRef,
@@ -380,9 +381,15 @@ def _weekly(scope: _Scope, events: QuerySet[Any], *, key: str, title: str, measu
 
 def first_response_weekly(scope: _Scope) -> WeeklyDurations:
     # The first response is never later than acknowledged_at: an issue
-    # acknowledged before the window cannot count, so the history is read only
-    # for the others.
-    candidates = scope.issues().filter(Q(acknowledged_at__gte=scope.since) | Q(acknowledged_at__isnull=True))
+    # acknowledged before the window cannot count. One no person acknowledged
+    # (the system's own moves leave it empty) can count only by a person's
+    # history entry in the window, so the history is read only for those.
+    recent_entry = IssueUpdate.objects.filter(
+        issue=OuterRef("pk"), author=IssueUpdate.Author.LANDLORD, created_at__gte=scope.since
+    )
+    candidates = scope.issues().filter(
+        Q(acknowledged_at__gte=scope.since) | (Q(acknowledged_at__isnull=True) & Exists(recent_entry))
+    )
     return _weekly(
         scope,
         candidates.annotate(began=F("created_at"), ended=first_response()),

@@ -43,7 +43,7 @@ from issues.dispatch import DispatchError, job_answer, landlord_note, message_pa
 from issues.landlord import email_subject
 from issues.models import Appointment, Issue, IssueUpdate, Job
 from issues.selectors import contractor_conversation, tenant_conversation
-from issues.status import IssueStatusError, issue_status_change
+from issues.status import IssueStatusError, issue_lock, issue_status_change
 from issues.visit_times import times_read
 from properties.models import Contractor
 from properties.working_time import public_holiday, zone_get
@@ -188,6 +188,8 @@ def contractor_back(issue: Issue) -> str:
 
 
 def _job_locked(conversation: Conversation, job_id: int) -> Job:
+    if issue_id := Job.objects.filter(pk=job_id).values_list("issue_id", flat=True).first():
+        issue_lock(issue_id)  # before the job and its visits, as every change to an issue does
     job = (
         Job.objects.select_for_update(of=("self",))
         .select_related("issue__organization", "issue__property", "issue__conversation", "issue__tenant", "contractor")
@@ -467,6 +469,9 @@ def visit_report(*, conversation: Conversation, appointment_id: int, outcome: st
     if outcome not in Outcome.ALL:
         raise AppointmentError(f"{outcome!r} is not an answer about a visit")
     with transaction.atomic():
+        issue_id = Appointment.objects.filter(pk=appointment_id).values_list("job__issue_id", flat=True).first()
+        if issue_id:
+            issue_lock(issue_id)  # before the visit, as every change to an issue does
         appointment = (
             Appointment.objects.select_for_update(of=("self",))
             .select_related("job__contractor", "job__issue__organization", "job__issue__property")

@@ -30,7 +30,7 @@ from conversations.outbound import Choice, outbound_choice_queue, outbound_text_
 from issues.landlord import email_subject, landlord_tell
 from issues.models import Appointment, Issue, IssueUpdate, Job
 from issues.selectors import contractor_conversation
-from issues.status import issue_status_change, visits_cancel
+from issues.status import issue_lock, issue_status_change, visits_cancel
 from properties.models import Contractor
 from properties.working_time import zone_get
 
@@ -288,6 +288,8 @@ def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
     was done (for the turn's trace); raises DispatchError when the offer is
     not theirs or not open any more."""
     with transaction.atomic():
+        if issue_id := Job.objects.filter(pk=job_id).values_list("issue_id", flat=True).first():
+            issue_lock(issue_id)
         job = (
             Job.objects.select_for_update(of=("self",))
             .select_related("issue__organization", "issue__property", "contractor")
@@ -301,15 +303,18 @@ def job_answer(*, conversation: Conversation, job_id: int, accept: bool) -> str:
         issue, contractor = job.issue, job.contractor
         if not issue.is_open():
             raise DispatchError(f"{issue.reference} is {issue.get_status_display().lower()}")
-        if job.state == Job.State.EXPIRED and accept:
-            # Too late, but willing: the landlord may still want them, and decides.
+        if job.state == Job.State.EXPIRED and accept and job_live(issue) is None:
+            # Too late, but willing, and nobody else has it: the landlord may still want them, and decides.
+            line = f"{contractor.name} tapped Accept after the offer lapsed."
             outbound_text_queue(
                 conversation=conversation,
                 body=f"Sorry, the offer of {issue.reference} lapsed at {_when(issue, job.respond_by)}. "
                 f"I've told {issue.organization.name} you would still take it.",
                 purpose="dispatch",
             )
-            landlord_note(issue, f"{contractor.name} tapped Accept for {issue.reference} after the offer lapsed.")
+            if not IssueUpdate.objects.filter(issue=issue, body=line).exists():  # told once, however often tapped
+                IssueUpdate.objects.create(issue=issue, author=IssueUpdate.Author.SYSTEM, body=line)
+                landlord_note(issue, f"{contractor.name} tapped Accept for {issue.reference} after the offer lapsed.")
             return f"{issue.reference}: {contractor.name} accepted after the offer lapsed"
         if job.state != Job.State.OFFERED:
             raise DispatchError(f"the offer of {issue.reference} is {OFFER_OVER[job.state]}")
@@ -344,8 +349,7 @@ def job_withdraw(*, job: Job, actor: Any = None, reason: str = "") -> Job:
     be offered again. Raises DispatchError when the job is not live."""
     reason = reason.strip()
     with transaction.atomic():
-        # The issue first, as a status move locks it before its jobs: a close at the same moment waits, not deadlocks.
-        Issue.objects.select_for_update(no_key=True).filter(pk=job.issue_id).first()
+        issue_lock(job.issue_id)
         job = (
             Job.objects.select_for_update(of=("self",))
             .select_related("issue__organization", "issue__property", "contractor")
@@ -358,11 +362,12 @@ def job_withdraw(*, job: Job, actor: Any = None, reason: str = "") -> Job:
         job.state = Job.State.CANCELLED
         job.responded_at = job.responded_at or now
         job.save(update_fields=["state", "responded_at"])
-        visits_cancel(jobs=[job], why=f"{issue.organization.name} has withdrawn the job", now=now)
         # A visit whose window has started is off too: the withdrawn contractor is asked nothing about it.
-        Appointment.objects.filter(job=job, state=Appointment.State.BOOKED).update(state=Appointment.State.CANCELLED)
+        cancelled = visits_cancel(
+            jobs=[job], why=f"{issue.organization.name} has withdrawn the job", now=now, started_too=True
+        )
         booked = Appointment.objects.filter(job__issue=issue, state=Appointment.State.BOOKED)
-        if issue.status == Issue.Status.SCHEDULED and not booked.exists():
+        if cancelled and issue.status == Issue.Status.SCHEDULED and not booked.exists():
             # Scheduled for the visit just cancelled: the next contractor's times are asked for and read again.
             person = actor if actor is not None and actor.pk else None
             issue_status_change(issue=issue, status=Issue.Status.ACKNOWLEDGED, actor=person, tenant_told=False)
@@ -416,15 +421,22 @@ def contractor_offers_withdraw(*, contractor: Contractor) -> int:
 
 def jobs_expire(*, now: datetime.datetime | None = None) -> int:
     """Beat: offers nobody answered by ``respond_by`` lapse; the landlord gets
-    the next suggestion and the contractor is told. Returns how many."""
+    the next suggestion and the contractor is told. Each in its own
+    transaction, its issue locked first (``issue_lock``). Returns how many."""
     now = now or timezone.now()
-    with transaction.atomic():
-        lapsed = list(
-            Job.objects.select_for_update(of=("self",), skip_locked=True)
-            .select_related("issue__organization", "issue__property", "contractor")
-            .filter(state=Job.State.OFFERED, respond_by__lte=now)
-        )
-        for job in lapsed:
+    due = Job.objects.filter(state=Job.State.OFFERED, respond_by__lte=now)
+    lapsed = 0
+    for job_id, issue_id in due.order_by("pk").values_list("pk", "issue_id"):
+        with transaction.atomic():
+            issue_lock(issue_id)
+            job = (
+                due.select_for_update(of=("self",), skip_locked=True)
+                .select_related("issue__organization", "issue__property", "contractor")
+                .filter(pk=job_id)
+                .first()
+            )
+            if job is None:  # answered, withdrawn or lapsed by another run meanwhile
+                continue
             Job.objects.filter(pk=job.pk).update(state=Job.State.EXPIRED, responded_at=now)
             issue, contractor = job.issue, job.contractor
             IssueUpdate.objects.create(
@@ -442,4 +454,5 @@ def jobs_expire(*, now: datetime.datetime | None = None) -> int:
                     body=f"The offer of {issue.reference} has lapsed; no need to reply.",
                     purpose="dispatch",
                 )
-    return len(lapsed)
+            lapsed += 1
+    return lapsed

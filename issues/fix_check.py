@@ -27,7 +27,7 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
@@ -36,7 +36,7 @@ from issues.appointments import contractor_back
 from issues.deadlines import clocks_running
 from issues.fix_question import language_of, text
 from issues.landlord import landlord_tell
-from issues.models import Issue, IssueUpdate
+from issues.models import Issue, IssueClock, IssueUpdate
 from issues.status import issue_status_change
 
 logger = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ def issues_answerable(conversation: Conversation) -> QuerySet[Issue]:
 def _locked(conversation: Conversation, reference: str) -> Issue:
     issue = (
         issues_answerable(conversation)
-        .select_for_update(of=("self",))
+        .select_for_update(of=("self",), no_key=True)
         .select_related("organization", "property")
         .filter(reference=reference)
         .first()
@@ -229,6 +229,8 @@ def fix_unanswered_close(*, now: datetime.datetime | None = None) -> int:
                 Q(fix_answer="", fix_asked_at__lte=cutoff)
                 | Q(fix_answer="yes", fix_answered_at__gte=F("resolved_at"))  # Yes to this resolution
             )
+            # Not those kept for an owed clock (they would be locked and read again every hour).
+            .exclude(Exists(IssueClock.objects.filter(issue=OuterRef("pk"), met_at__isnull=True)))
         )
         for issue in waiting:
             if clocks_running(issue):  # a clock still owed keeps it resolved: closing would stop it

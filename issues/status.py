@@ -84,7 +84,7 @@ def issue_status_change(
         raise IssueStatusError("Only scheduling takes a date.")
 
     with transaction.atomic():
-        locked = (
+        locked = (  # the lock issue_lock takes
             Issue.objects.select_for_update(of=("self",), no_key=True)
             .select_related("conversation", "tenant", "organization")
             .get(pk=issue.pk)
@@ -167,11 +167,21 @@ def _jobs_close(issue: Issue, *, now: datetime.datetime) -> None:
     )
 
 
-def visits_cancel(*, jobs: list[Job], why: str, now: datetime.datetime) -> None:
+def issue_lock(issue_id: int) -> None:
+    """Lock the issue's row (FOR NO KEY UPDATE) in the caller's transaction.
+    Whatever changes an issue, its jobs or its visits takes this lock before
+    theirs, so two such changes never wait on each other's rows in opposite
+    orders (a deadlock PostgreSQL ends by failing one)."""
+    Issue.objects.select_for_update(no_key=True).filter(pk=issue_id).values_list("pk").first()
+
+
+def visits_cancel(*, jobs: list[Job], why: str, now: datetime.datetime, started_too: bool = False) -> int:
     """The visits of ``jobs`` still to come end: times proposed or offered are
     withdrawn (a tenant who was offered times is told), and a visit already
     booked is cancelled with the tenant and the contractor told ``why`` ("Demo
-    Lettings has closed the repair")."""
+    Lettings has closed the repair"). ``started_too``: a booked visit whose
+    window has started, that nobody has said how it went, too. Returns how
+    many booked visits were cancelled."""
     offered = Issue.objects.filter(
         pk__in=Appointment.objects.filter(job__in=jobs, state=Appointment.State.OFFERED).values("job__issue_id")
     ).select_related("conversation", "tenant")
@@ -186,11 +196,10 @@ def visits_cancel(*, jobs: list[Job], why: str, now: datetime.datetime) -> None:
     Appointment.objects.filter(job__in=jobs, state__in=[Appointment.State.PROPOSED, Appointment.State.OFFERED]).update(
         state=Appointment.State.CANCELLED
     )
-    booked = list(
-        Appointment.objects.filter(job__in=jobs, state=Appointment.State.BOOKED, starts_at__gt=now).select_related(
-            "job__contractor", "job__issue__organization", "job__issue__tenant"
-        )
-    )
+    booked_ones = Appointment.objects.filter(job__in=jobs, state=Appointment.State.BOOKED)
+    if not started_too:
+        booked_ones = booked_ones.filter(starts_at__gt=now)
+    booked = list(booked_ones.select_related("job__contractor", "job__issue__organization", "job__issue__tenant"))
     Appointment.objects.filter(pk__in=[a.pk for a in booked]).update(state=Appointment.State.CANCELLED)
     for appointment in booked:
         issue, contractor = appointment.job.issue, appointment.job.contractor
@@ -201,6 +210,7 @@ def visits_cancel(*, jobs: list[Job], why: str, now: datetime.datetime) -> None:
             outbound_text_queue(
                 conversation=conversation, body=text, purpose="appointment", author=Message.Author.SYSTEM
             )
+    return len(booked)
 
 
 def _tenant_notify(*, issue: Issue, status: str, note: str, author: str) -> list[Message]:

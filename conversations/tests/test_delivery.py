@@ -229,6 +229,15 @@ def test_outside_the_window_a_template_is_sent(conversation, twilio_stub, settin
     assert message.template_sid == "HX" + "1" * 32
 
 
+def test_a_template_variable_goes_on_one_line(conversation, twilio_stub, settings):
+    """WhatsApp refuses a template variable with a line break, a tab or five spaces in a row."""
+    settings.WHATSAPP_TEMPLATES = {"generic": "HX" + "1" * 32}
+    Conversation.objects.filter(pk=conversation.pk).update(last_inbound_at=timezone.now() - timedelta(hours=25))
+    message_send(message_id=queue(conversation, body="Hi\nCan't get in,\tkey safe      code wrong").pk)
+    [sent] = twilio_stub.sent
+    assert json.loads(sent["ContentVariables"]) == {"1": "Hi Can't get in, key safe code wrong"}
+
+
 def test_outside_the_window_without_a_template_nothing_is_sent_and_the_reason_recorded(
     conversation, twilio_stub, settings
 ):

@@ -288,6 +288,9 @@ def test_accept_tapped_after_the_offer_lapsed_is_told_so_and_the_landlord_hears_
     assert job.state == "expired"  # the landlord decides; no visit times are asked for
     told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
     assert told == "[R2611-LEAK01] Leeds Plumbing tapped Accept for R2611-LEAK01 after the offer lapsed."
+    again = tenant_says("Accept", phone=PLUMBER, extra={"ButtonPayload": f"job:accept:{job.pk}"})
+    assert again[0].startswith("Sorry, the offer of R2611-LEAK01 lapsed")
+    assert Message.objects.filter(body=told).count() == 1  # the landlord is told once, however often it is tapped
     declined = tenant_says("Decline", phone=PLUMBER, extra={"ButtonPayload": f"job:decline:{job.pk}"})
     assert declined == [
         "That can't be done now: the offer of R2611-LEAK01 is not open any more: it was not answered in time."
