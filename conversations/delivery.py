@@ -39,6 +39,7 @@ from django.utils import timezone
 
 from config.tasks import OUTBOUND_SEND
 from conversations.models import Conversation, Message
+from conversations.number_change import RETIRED_CODE, retired_refusal
 from conversations.opt_out import OPTED_OUT_CODE, SAFETY_PURPOSE, opt_out_refusal
 from conversations.senders import OutgoingMessage, SendError, sender
 from conversations.sweeper import queue_leased
@@ -149,7 +150,10 @@ def message_send(*, message_id: int) -> Message | None:
     message = Message.objects.select_related("organization", "conversation").get(pk=message_id)
     payload = message.raw_payload or {}
     purpose = payload.get("purpose", "generic")
-    # Queued before the tenant's STOP: not sent now (conversations.opt_out).
+    # Queued before its conversation was retired (conversations.number_change) or the tenant's STOP
+    # (conversations.opt_out): not sent now.
+    if refusal := retired_refusal(purpose=purpose, conversation=message.conversation):
+        return _record_failure(message, code=RETIRED_CODE, reason=refusal, level=logging.INFO)
     if refusal := opt_out_refusal(
         purpose=purpose, conversation=message.conversation, organization=message.organization, to=message.to_address
     ):

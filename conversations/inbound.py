@@ -280,9 +280,10 @@ def _conversation_upsert_sql(profile_keys: tuple[str, ...]) -> tuple[list[Field[
     # Table and column names come from the model; every value is bound.
     sql = (
         f"WITH earlier AS (SELECT {', '.join(q(k) for k in profile_keys)} FROM {table} "  # noqa: S608
-        "WHERE organization_id = %s AND phone = %s) "
+        "WHERE organization_id = %s AND phone = %s AND retired_at IS NULL) "
         f"INSERT INTO {table} ({columns}) VALUES ({', '.join(['%s'] * len(fields))}) "
-        "ON CONFLICT (organization_id, phone) DO UPDATE SET "
+        # The number's live conversation (the partial unique index): a retired one keeps its history apart.
+        "ON CONFLICT (organization_id, phone) WHERE retired_at IS NULL DO UPDATE SET "
         f"last_inbound_at = GREATEST({table}.last_inbound_at, EXCLUDED.last_inbound_at), "
         # xmax = 0: this statement inserted the row (a conflict updated it).
         f"{profile_set} RETURNING id, {columns}, (xmax = 0), {profile_before}"

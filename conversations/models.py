@@ -83,13 +83,24 @@ class Conversation(models.Model):
     opted_out_at = models.DateTimeField(
         null=True, blank=True, help_text="When the tenant opted out of WhatsApp messages (STOP); empty when on."
     )
+    # When the number stopped being its tenant's (``conversations.number_change``: their number was
+    # changed or they were deleted). The history stays theirs; the next message from the number starts
+    # a new conversation, and nothing proactive is sent here any more.
+    retired_at = models.DateTimeField(
+        null=True, blank=True, help_text="When this number stopped being the tenant's; empty while it is."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
         ordering = ["-last_inbound_at"]
         constraints = [
-            models.UniqueConstraint(fields=["organization", "phone"], name="conversation_unique_phone_per_org"),
+            # One live conversation per number; retired ones keep their history beside it.
+            models.UniqueConstraint(
+                fields=["organization", "phone"],
+                condition=Q(retired_at__isnull=True),
+                name="conversation_unique_live_phone_per_org",
+            ),
             models.CheckConstraint(
                 condition=Q(identity_status__in=["unidentified", "identified", "confirmed", "active"]),
                 name="conversation_identity_status_valid",

@@ -273,7 +273,7 @@ def opt_out_refusal(
     elif purpose in PROACTIVE_PURPOSES and organization is not None and to:
         phone = to.removeprefix("whatsapp:")
         since = (
-            Conversation.objects.filter(organization=organization, phone=phone)
+            Conversation.objects.filter(organization=organization, phone=phone, retired_at__isnull=True)
             .values_list("opted_out_at", flat=True)
             .first()
         )

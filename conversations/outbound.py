@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from config.tasks import OUTBOUND_SEND
 from conversations.models import Conversation, Message
+from conversations.number_change import RETIRED_CODE, retired_refusal
 from conversations.opt_out import OPTED_OUT_CODE, opt_out_refusal
 from conversations.sweeper import queue_leased
 from properties.models import Organization
@@ -93,10 +94,13 @@ def outbound_text_queue(
     author: str = Message.Author.ASSISTANT,
     purpose: str = "generic",
     queue: bool = True,
+    tenant_id: int | None = None,
 ) -> list[Message]:
     """Store outbound text for ``conversation`` (or for a bare number ``to`` of
     ``organization``, such as a landlord's emergency contact) and send it after
-    commit. Returns the stored messages in sending order. ``queue=False``: the
+    commit. Returns the stored messages in sending order. ``tenant_id``: the
+    tenant a bare number is sent to as, kept on the message so that their data
+    is found by them, not by a number that may change hands. ``queue=False``: the
     caller sends them itself (``delivery.message_send``), as the emergency
     screening does so that the outbound queue cannot hold the safety text up;
     the sweeper still sends any it left pending."""
@@ -107,7 +111,7 @@ def outbound_text_queue(
         raise ValueError("outbound_text_queue needs a conversation, or an organization and a number")
     if not to.startswith("whatsapp:"):
         to = f"whatsapp:{to}"
-    refusal = opt_out_refusal(purpose=purpose, conversation=conversation, organization=organization, to=to)
+    refusal = _refusal(purpose=purpose, conversation=conversation, organization=organization, to=to)
     messages = [
         Message.objects.create(
             organization=organization,
@@ -116,28 +120,36 @@ def outbound_text_queue(
             author=author,
             body=part,
             to_address=to,
-            raw_payload={"purpose": purpose},
+            raw_payload={"purpose": purpose} | ({"tenant": tenant_id} if tenant_id is not None else {}),
             **_state(refusal),
         )
         for part in text_split(body)
     ]
-    if queue and not refusal:
+    if queue and not refusal[1]:
         _send_on_commit(to, [message.pk for message in messages])
     return messages
 
 
-def _state(refusal: str) -> dict[str, object]:
+def _refusal(
+    *, purpose: str, conversation: Conversation | None, organization: Organization | None = None, to: str = ""
+) -> tuple[str, str]:
+    """(error code, reason) when a message of ``purpose`` may not go there now:
+    the conversation is retired, or the tenant opted out; ("", "") when it may."""
+    if reason := retired_refusal(purpose=purpose, conversation=conversation):
+        return RETIRED_CODE, reason
+    if reason := opt_out_refusal(purpose=purpose, conversation=conversation, organization=organization, to=to):
+        return OPTED_OUT_CODE, reason
+    return "", ""
+
+
+def _state(refusal: tuple[str, str]) -> dict[str, object]:
     """A new outbound message's status: pending, its sending queued on commit
-    (the sweeper's lease starts now); or failed, never queued, when the
-    tenant opted out."""
+    (the sweeper's lease starts now); or failed, never queued, when it may not
+    go (``_refusal``)."""
     now = timezone.now()
-    if refusal:
-        return {
-            "status": Message.Status.FAILED,
-            "error_code": OPTED_OUT_CODE,
-            "error_message": refusal,
-            "status_updated_at": now,
-        }
+    code, reason = refusal
+    if reason:
+        return {"status": Message.Status.FAILED, "error_code": code, "error_message": reason, "status_updated_at": now}
     return {"status": Message.Status.PENDING, "queued_at": now}
 
 
@@ -168,7 +180,7 @@ def outbound_choice_queue(
     ``content_variables`` instead. The choices are kept on the message
     (``raw_payload["choices"]``): a later answer, tapped or typed as a
     number, is read against them (``orchestration.buttons``)."""
-    refusal = opt_out_refusal(purpose=purpose, conversation=conversation)
+    refusal = _refusal(purpose=purpose, conversation=conversation)
     message = Message.objects.create(
         organization=conversation.organization,
         conversation=conversation,
@@ -186,7 +198,7 @@ def outbound_choice_queue(
         },
         **_state(refusal),
     )
-    if not refusal:
+    if not refusal[1]:
         _send_on_commit(message.to_address, [message.pk])
     return message
 

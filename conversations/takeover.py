@@ -53,6 +53,10 @@ def conversation_landlord_message_send(*, conversation: Conversation, user, body
     the outbound task sends the ``generic`` template instead. Returns the
     stored outbound messages (sent after commit)."""
     body = (body or "").strip()
+    if conversation.retired_at is not None:
+        raise ConversationActionError(
+            "This number stopped being the tenant's: write to them in the conversation with their current number."
+        )
     if not body:
         raise ConversationActionError("The message is empty.")
     if len(body) > LANDLORD_MESSAGE_MAX_CHARS:

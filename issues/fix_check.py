@@ -60,7 +60,10 @@ def issues_answerable(conversation: Conversation) -> QuerySet[Issue]:
     it, and those entered by hand for the tenant with this number (the
     question went to their conversation: ``status._tenant_notify``)."""
     return Issue.objects.filter(organization_id=conversation.organization_id).filter(
-        Q(conversation=conversation) | Q(conversation__isnull=True, tenant__phone=conversation.phone)
+        Q(conversation=conversation)
+        | Q(conversation__isnull=True, tenant__phone=conversation.phone)
+        # Reported from a number that stopped being the tenant's: asked at their number now.
+        | Q(conversation__retired_at__isnull=False, tenant__phone=conversation.phone)
     )
 
 

@@ -62,12 +62,15 @@ def issues_by_deadline(queryset: QuerySet[Any], which: str) -> QuerySet[Any]:
 
 def tenant_conversation(issue: Issue) -> Conversation | None:
     """Where to write to the tenant about ``issue``: the conversation it came
-    from, else the organization's conversation with the tenant's number (an
-    issue entered by hand), else None."""
-    if issue.conversation is not None:
+    from, else (an issue entered by hand, or one whose conversation was
+    retired when its number stopped being the tenant's) the organization's
+    live conversation with the tenant's number, else None."""
+    if issue.conversation is not None and issue.conversation.retired_at is None:
         return issue.conversation
     if issue.tenant is not None and issue.tenant.phone:
-        return Conversation.objects.filter(organization_id=issue.organization_id, phone=issue.tenant.phone).first()
+        return Conversation.objects.filter(
+            organization_id=issue.organization_id, phone=issue.tenant.phone, retired_at__isnull=True
+        ).first()
     return None
 
 
@@ -76,6 +79,7 @@ def contractor_conversation(contractor: Contractor) -> Conversation:
     conversation, _ = Conversation.objects.get_or_create(
         organization_id=contractor.organization_id,
         phone=contractor.whatsapp,
+        retired_at__isnull=True,
         defaults={"whatsapp_id": f"whatsapp:{contractor.whatsapp}"},
     )
     return conversation

@@ -192,17 +192,25 @@ def issue_number_link(*, issue: Issue, actor: Any, name: str = "") -> IssueNumbe
             .select_related("conversation", "tenant", "property")
             .get(pk=issue.pk)
         )
-        phone = issue.conversation.phone if issue.conversation is not None else ""
+        # A retired conversation's number is someone else's now: never the one to link.
+        reported_from = issue.conversation
+        phone = reported_from.phone if reported_from is not None and reported_from.retired_at is None else ""
         phone = phone or (issue.tenant.phone if issue.tenant is not None else "")
         if not issue.tenant_unverified:
             return IssueNumberLink(phone=phone, link=None, verified=[])
         if not phone:
-            raise IssueLinkError(f"{issue.reference} has no phone number to link: it came from no conversation.")
+            raise IssueLinkError(
+                f"{issue.reference} has no phone number to link: it came from no conversation, "
+                "or from a number that is no longer the reporter's."
+            )
         link = tenancy_link_phone(property=issue.property, phone=phone, name=name)
-        Conversation.objects.filter(organization_id=issue.organization_id, phone=link.tenant.phone).exclude(
+        Conversation.objects.filter(
+            organization_id=issue.organization_id, phone=link.tenant.phone, retired_at__isnull=True
+        ).exclude(tenant=link.tenant).update(tenant=link.tenant, updated_at=timezone.now())
+        # A retired conversation from the number was someone else's when it was live.
+        from_number = Q(conversation__phone=link.tenant.phone, conversation__retired_at__isnull=True) | Q(
             tenant=link.tenant
-        ).update(tenant=link.tenant, updated_at=timezone.now())
-        from_number = Q(conversation__phone=link.tenant.phone) | Q(tenant=link.tenant)
+        )
         flagged = list(
             Issue.objects.select_for_update(of=("self",), no_key=True)
             .filter(from_number, property=issue.property, tenant_unverified=True)

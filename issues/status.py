@@ -235,6 +235,7 @@ def _tenant_notify(*, issue: Issue, status: str, note: str, author: str) -> list
         return outbound_text_queue(
             organization=issue.organization,
             to=issue.tenant.phone,
+            tenant_id=issue.tenant.pk,
             body=body,
             author=message_author,
             purpose="issue_update",

@@ -341,7 +341,7 @@ def _whatsapp_queue(issue: Issue, recipients: SummaryRecipients, text: str) -> l
     target: dict[str, Any] = (
         {"conversation": recipients.conversation}
         if recipients.conversation is not None
-        else {"organization": issue.organization, "to": recipients.phone}
+        else {"organization": issue.organization, "to": recipients.phone, "tenant_id": issue.tenant_id}
     )
     messages = []
     for part in parts:

@@ -89,6 +89,7 @@ class ConversationAdmin(ScopedModelAdmin):
     list_filter = [
         EmergencyFilter,
         "bot_paused",
+        ("retired_at", admin.EmptyFieldListFilter),
         EscalatedFilter,
         "identity_status",
         "gathering_state",
@@ -118,7 +119,8 @@ class ConversationAdmin(ScopedModelAdmin):
         ),
         ("State", {"fields": ["identity_status", "gathering_state", "gathering_started_at", "emergency_category"]}),
         ("Hand-over", {"fields": ["bot_paused", "escalated_at", "escalation_reason"]}),
-        ("WhatsApp messages", {"fields": ["opted_out_at"]}),  # STOP / START: conversations.opt_out
+        # STOP / START: conversations.opt_out; retired: conversations.number_change
+        ("WhatsApp messages", {"fields": ["opted_out_at", "retired_at"]}),
         ("Times", {"fields": ["last_inbound_at", "last_turn_at", "created_at", "updated_at"]}),
     ]
 

@@ -31,6 +31,7 @@ from django.db.models import ForeignKey
 
 from conversations import message_kinds
 from conversations.models import Conversation, IdentityStatus, Message
+from conversations.number_change import messages_hand_on
 from conversations.outbound import Choice, outbound_choice_queue, outbound_sent_together, outbound_text_queue
 from llm.types import ToolCall
 from orchestration import buttons, contractor_turns, repair_answers, services
@@ -98,6 +99,9 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         conversation = _lock(conversation_id)
         if _any_processed(message_ids):
             return None
+        if conversation.retired_at is not None:  # the number stopped being its tenant's just now
+            messages_hand_on(conversation=conversation, message_ids=message_ids)
+            return None
         # Read once, with their media and the history before them: for the answers
         # settled before the model, then for the model's context.
         messages = turn_messages_load(conversation, message_ids)
@@ -150,6 +154,9 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
             conversation = _relock(conversation_id, context.conversation)
             if _any_processed(message_ids):
                 logger.info("turn for conversation %s discarded: messages handled by another worker", conversation_id)
+                return None
+            if conversation.retired_at is not None:  # during the model call: its answer is not theirs to get
+                messages_hand_on(conversation=conversation, message_ids=message_ids)
                 return None
             if conversation.bot_paused:
                 return turn_record(conversation, message_ids, outcome="paused", started=started)

@@ -29,7 +29,12 @@ def conversation_identify_by_phone(*, conversation: Conversation) -> str:
     one of them clearly ("the Orchard Lane house has a leak"): then that one is
     confirmed and the tenant is not asked again. Only the tenant's own homes
     are candidates. Returns the outcome for the transition table."""
-    tenant = Tenant.objects.filter(organization_id=conversation.organization_id, phone=conversation.phone).first()
+    # Locked: a change of the tenant's number being saved now is waited for, and then the number is not theirs.
+    tenant = (
+        Tenant.objects.select_for_update()
+        .filter(organization_id=conversation.organization_id, phone=conversation.phone)
+        .first()
+    )
     if tenant is None:
         return "unknown_phone"
     conversation.tenant = tenant

@@ -1,7 +1,8 @@
 """Which rows hold one tenant's data, shared by export, erasure and their tests.
 
-A tenant's conversations are those linked to them and those from their phone
-number, inside their organization only; everything else follows from those
+A tenant's conversations are those linked to them and the live one from their
+phone number (a retired conversation from it was someone else's while it was
+live: ``conversations.number_change``), inside their organization only; everything else follows from those
 conversations (messages, media, turns, alerts) or from the tenant (issues),
 and so do the messages sent to their number while they had no conversation.
 The landlord's alert messages about the tenant's issues (sent to the
@@ -54,11 +55,21 @@ class TenantRecords:
         return Message.objects.filter(organization_id=organization_id).filter(outside).filter(condition)
 
 
+def _to_their_number(tenant: Tenant) -> Q:
+    """What was sent to the tenant's bare number: by the tenant it was sent
+    to as (``raw_payload["tenant"]``), since a number can change hands; one
+    sent before that was kept (2026-11-29), by their number now."""
+    bare = Q(conversation__isnull=True, direction=Message.Direction.OUTBOUND, raw_payload__purpose__in=TO_THEIR_NUMBER)
+    earlier = Q(to_address=f"whatsapp:{tenant.phone}") & ~Q(raw_payload__has_key="tenant")
+    return bare & (Q(raw_payload__tenant=tenant.pk) | earlier)
+
+
 def tenant_records(*, tenant: Tenant) -> TenantRecords:
     organization_id = tenant.organization_id
     conversation_ids = list(
         Conversation.objects.filter(organization_id=organization_id)
-        .filter(Q(tenant=tenant) | Q(phone=tenant.phone))
+        # From their number, the live one: a retired conversation from it was someone else's (found by tenant).
+        .filter(Q(tenant=tenant) | Q(phone=tenant.phone, retired_at__isnull=True))
         .values_list("pk", flat=True)
     )
     conversations = Conversation.objects.filter(pk__in=conversation_ids)
@@ -70,13 +81,7 @@ def tenant_records(*, tenant: Tenant) -> TenantRecords:
         conversations=conversations,
         # With the messages sent to their bare number (status updates, summaries) while they had no conversation.
         messages=Message.objects.filter(organization_id=organization_id).filter(
-            Q(conversation_id__in=conversation_ids)
-            | Q(
-                conversation__isnull=True,
-                to_address=f"whatsapp:{tenant.phone}",
-                direction=Message.Direction.OUTBOUND,
-                raw_payload__purpose__in=TO_THEIR_NUMBER,
-            )
+            Q(conversation_id__in=conversation_ids) | _to_their_number(tenant)
         ),
         media=Media.objects.filter(
             message__organization_id=organization_id, message__conversation_id__in=conversation_ids

@@ -197,7 +197,9 @@ class TenantAdmin(ScopedModelAdmin):
         if obj is None or obj.pk is None:
             return "—"
         since = (
-            obj.organization.conversations.filter(Q(tenant=obj) | Q(phone=obj.phone), opted_out_at__isnull=False)
+            obj.organization.conversations.filter(
+                Q(tenant=obj) | Q(phone=obj.phone), opted_out_at__isnull=False, retired_at__isnull=True
+            )
             .order_by("-opted_out_at")
             .values_list("opted_out_at", flat=True)
             .first()

@@ -22,6 +22,8 @@ class ConversationFilter(django_filters.FilterSet):
     tenant = django_filters.NumberFilter(field_name="tenant_id")
     property = django_filters.NumberFilter(field_name="property_id")
     phone = django_filters.CharFilter(field_name="phone")
+    # retired=false: each number's live conversation only (conversations.number_change).
+    retired = django_filters.BooleanFilter(field_name="retired_at", lookup_expr="isnull", exclude=True)
 
     class Meta:
         model = Conversation
@@ -64,6 +66,7 @@ class ConversationOutput(serializers.ModelSerializer):
             "escalated_at",
             "escalation_reason",
             "opted_out_at",
+            "retired_at",
             "last_inbound_at",
             "last_turn_at",
             "created_at",

@@ -70,7 +70,7 @@ def tenant_says(post_inbound, settings):
 
 
 def conversation_for(phone: str = PHONE) -> Conversation:
-    return Conversation.objects.get(phone=phone)
+    return Conversation.objects.get(phone=phone, retired_at__isnull=True)  # the live one
 
 
 def call(tool: str, **tool_input) -> dict:
