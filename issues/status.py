@@ -22,7 +22,7 @@ from conversations.opt_out import OPTED_OUT_CODE
 from conversations.outbound import outbound_text_queue
 from issues.deadlines import clocks_on_status
 from issues.fix_question import fix_question_ask
-from issues.models import Appointment, Issue, IssueUpdate, Job
+from issues.models import Appointment, Issue, IssueClock, IssueUpdate, Job
 from issues.selectors import contractor_conversation, tenant_conversation
 from properties.working_time import zone_get
 
@@ -114,6 +114,8 @@ def issue_status_change(
             locked.scheduled_for = None
         locked.save(update_fields=["status", "acknowledged_at", "scheduled_for", "resolved_at", "updated_at"])
         clocks_on_status(issue=locked, status=status, at=now)
+        # Closing stops the clocks still owed (a written summary the law asks for, say): the history says so.
+        owed = list(IssueClock.objects.filter(issue=locked, met_at__isnull=True)) if status == Status.CLOSED else []
         if status in (Status.RESOLVED, Status.CLOSED):
             _jobs_close(locked, now=now)
         if before == Status.CLOSED and status == Status.OPEN:
@@ -128,7 +130,7 @@ def issue_status_change(
             issue=locked,
             author=author,
             user=actor,
-            body=_update_body(before=before, issue=locked, note=note, notified=notified, told=tenant_told),
+            body=_update_body(before=before, issue=locked, note=note, notified=notified, told=tenant_told, owed=owed),
         )
 
     # The caller's object reflects the change.
@@ -243,13 +245,19 @@ def _tenant_notify(*, issue: Issue, status: str, note: str, author: str) -> list
     return []
 
 
-def _update_body(*, before: str, issue: Issue, note: str, notified: list[Message], told: bool) -> str:
+def _update_body(
+    *, before: str, issue: Issue, note: str, notified: list[Message], told: bool, owed: list[IssueClock]
+) -> str:
     line = f"Status {before} → {issue.status}"
     if issue.status == Status.SCHEDULED and issue.scheduled_for:
         line += f" for {issue.scheduled_for:%d %b %Y}"
     line += "."
     if note:
         line += f" Note: {note}"
+    if owed:
+        zone = zone_get(issue.organization.timezone)
+        steps = ", ".join(f"{c.get_kind_display()} (due {c.due_at.astimezone(zone):%d %b %Y %H:%M})" for c in owed)
+        line += f" Closed with deadlines not met, which stop now: {steps}."
     refused = [m for m in notified if m.error_code == OPTED_OUT_CODE]
     if refused:
         line += " Tenant not notified: they opted out of WhatsApp messages (STOP)."

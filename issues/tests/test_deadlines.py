@@ -221,6 +221,16 @@ def test_a_closed_issue_starts_no_clock_when_its_urgency_changes(organization):
     assert set(clocks(issue)) == {"resolved"}  # the old unmet one stays as history; no made-safe clock starts
 
 
+def test_closing_with_a_deadline_still_owed_says_so_in_the_history(organization):
+    awaab(organization)
+    issue = report(organization, urgency="routine", category="damp_mould")
+    with time_machine.travel(local(2027, 1, 5, 11, 0), tick=False):
+        clock_meet(issue=issue, kind="investigated", actor=UserFactory())  # the written summary is owed from now
+        issue_status_change(issue=issue, status="closed", actor=UserFactory())
+    line = IssueUpdate.objects.filter(issue=issue).latest("id").body
+    assert "Closed with deadlines not met, which stop now: Written summary sent (due 08 Jan 2027 23:59)" in line
+
+
 def test_an_investigation_recorded_on_a_closed_issue_starts_no_clock(organization):
     awaab(organization)
     issue = report(organization, urgency="routine", category="damp_mould")
