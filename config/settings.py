@@ -598,8 +598,12 @@ STORAGES = {
 
 # --- API --------------------------------------------------------------------
 
-# Knowledge document uploads (admin and API): plain text or Markdown up to this size.
+# Knowledge document uploads (admin and API): PDF, plain text or Markdown up to this size;
+# a PDF of at most DOCUMENT_PDF_MAX_PAGES pages (read in the request); at most
+# DOCUMENT_TEXT_MAX_CHARS of text (about 2 minutes of the embeddings worker at 1 million).
 DOCUMENT_UPLOAD_MAX_BYTES = env_int("DOCUMENT_UPLOAD_MAX_BYTES", 10 * 1024 * 1024)
+DOCUMENT_PDF_MAX_PAGES = env_int("DOCUMENT_PDF_MAX_PAGES", 500)
+DOCUMENT_TEXT_MAX_CHARS = env_int("DOCUMENT_TEXT_MAX_CHARS", 1_000_000)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [

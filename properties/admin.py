@@ -155,6 +155,7 @@ class PropertyAdmin(ScopedModelAdmin):
     list_filter = ["organization"]
     inlines = [TenancyInline]
     member_permissions = ALL_PERMISSIONS
+    deleted_with = frozenset({"chunk"})  # the search chunks of its own documents
     # Explicit: Meta.ordering is dropped from the GROUP BY query the count makes.
     ordering = ["code"]
 

@@ -183,6 +183,14 @@ class OrganizationScopedAdminMixin(OrganizationScopedMixin, _ModelAdmin):
             return super().has_module_permission(request)
         return _user_is_member(request.user) and bool(self.member_permissions)
 
+    # Rows the object's deletion takes with it whatever their own admin allows (the
+    # verbose names: a document's or a property's search chunks, which no one deletes by hand).
+    deleted_with: frozenset[str] = frozenset()
+
+    def get_deleted_objects(self, objs, request):
+        deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, perms_needed - self.deleted_with, protected
+
     def get_object(self, request, object_id, from_field=None):
         """Another organization's object (or none at all) is a 404 on every
         object page: change, delete, history and the custom views."""

@@ -78,6 +78,7 @@ class DocumentAdmin(ScopedModelAdmin):
     actions = ["reingest"]
     ordering = ["title"]  # Meta.ordering is dropped from the GROUP BY query the count makes.
     member_permissions = frozenset({"view", "add", "delete"})
+    deleted_with = frozenset({"chunk"})  # its index, which no one deletes by hand
     fields = [
         "organization",
         "property",
@@ -155,6 +156,9 @@ class ChunkAdmin(ScopedModelAdmin):
     search_fields = ["heading_path", "document__title", "text"]
     exclude = ["embedding"]
     show_full_result_count = False
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("document__text")  # the handbook's whole text, once per row
 
     def has_add_permission(self, request):
         return False

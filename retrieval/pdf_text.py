@@ -8,8 +8,9 @@ from __future__ import annotations
 import io
 import logging
 
+from django.conf import settings
 from pypdf import PdfReader
-from pypdf.errors import PdfReadError
+from pypdf.errors import DependencyError, PyPdfError
 
 logger = logging.getLogger(__name__)
 
@@ -21,10 +22,17 @@ class PdfTextError(ValueError):
 def pdf_text(data: bytes) -> str:
     try:
         reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
+        # Restricted only (copy, print) opens with the empty password; one that asks for a password does not.
+        if reader.is_encrypted and not reader.decrypt(""):
             raise PdfTextError("The PDF is password-protected: upload an unprotected copy.")
+        if len(reader.pages) > settings.DOCUMENT_PDF_MAX_PAGES:
+            raise PdfTextError(
+                f"The PDF has {len(reader.pages)} pages, more than {settings.DOCUMENT_PDF_MAX_PAGES}: split it."
+            )
         pages = [(page.extract_text() or "").strip() for page in reader.pages]
-    except (PdfReadError, ValueError, KeyError, TypeError) as error:
+    except DependencyError:  # an encryption pypdf cannot open without a crypto library
+        raise PdfTextError("The PDF is encrypted in a way we cannot open: upload an unprotected copy.") from None
+    except (PyPdfError, ValueError, KeyError, TypeError, RecursionError) as error:
         if isinstance(error, PdfTextError):
             raise
         logger.info("unreadable PDF: %s", error)

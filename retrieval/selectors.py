@@ -12,9 +12,10 @@ from retrieval.models import Document
 
 def document_list(*, organization_ids: Collection[int] | None) -> QuerySet[Document]:
     """Documents of ``organization_ids`` (every organization when None), each
-    with ``chunk_count``. The count groups by document, which drops
+    with ``chunk_count``, without their text (read on use: a page of handbooks
+    would carry megabytes). The count groups by document, which drops
     Meta.ordering: callers order explicitly."""
-    queryset = Document.objects.annotate(chunk_count=Count("chunks"))
+    queryset = Document.objects.defer("text").annotate(chunk_count=Count("chunks"))
     return queryset_for_organizations_or_all(queryset, organization_ids)
 
 

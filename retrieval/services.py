@@ -16,12 +16,15 @@ newer version that arrived meanwhile wins and has its own task queued.
 
 from __future__ import annotations
 
+import datetime
 import hashlib
 import logging
 from collections.abc import Callable
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from config.tasks import RETRIEVAL_EMBED_DOCUMENT, queue_task
 from properties.models import Organization, Property
@@ -142,9 +145,13 @@ def document_chunks_build(*, title: str, text: str) -> list[ChunkDraft]:
     )
 
 
-def document_embed(*, document_id: int, progress: ProgressCallback | None = None) -> Document | None:
+def document_embed(
+    *, document_id: int, progress: ProgressCallback | None = None, retry_failed: bool = True
+) -> Document | None:
     """Chunk and embed the document's current text and swap its chunks in.
-    Returns the document, or None when it no longer exists."""
+    Returns the document, or None when it no longer exists. ``retry_failed``
+    False (the task): a document that failed stays failed until it is
+    ingested again, so a duplicate task does not redo a run that failed."""
     document = Document.objects.filter(pk=document_id).first()
     if document is None:
         logger.info("document %s is gone: nothing to embed", document_id)
@@ -152,6 +159,8 @@ def document_embed(*, document_id: int, progress: ProgressCallback | None = None
     backend = embedding_backend()
     if document.status == Document.Status.READY and document.embedding_model == backend.name:
         return document  # a duplicate task: already done
+    if document.status == Document.Status.FAILED and not retry_failed:
+        return document
     checksum = document.checksum
     try:
         drafts = document_chunks_build(title=document.title, text=document.text)
@@ -163,8 +172,11 @@ def document_embed(*, document_id: int, progress: ProgressCallback | None = None
             vectors.extend(backend.embed_documents([d.search_text for d in drafts[start : start + batch]]))
             if progress:
                 progress(len(vectors), len(drafts))
-    except ValueError as exc:
-        Document.objects.filter(pk=document_id, checksum=checksum).update(status=Document.Status.FAILED, error=str(exc))
+    except (ValueError, SoftTimeLimitExceeded) as exc:
+        # Past the task's time limit too: failed with the reason, not pending for ever (the beat would queue it
+        # again and again, each run holding the embeddings worker for the whole limit).
+        reason = str(exc) if isinstance(exc, ValueError) else "embedding took longer than the task's time limit"
+        Document.objects.filter(pk=document_id, checksum=checksum).update(status=Document.Status.FAILED, error=reason)
         document.refresh_from_db()
         return document
 
@@ -199,14 +211,12 @@ def document_embed(*, document_id: int, progress: ProgressCallback | None = None
 
 def document_pending_requeue(*, older_than_seconds: int) -> int:
     """Queue again documents still pending after ``older_than_seconds`` (a lost task). Returns how many."""
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    cutoff = timezone.now() - timedelta(seconds=older_than_seconds)
+    cutoff = timezone.now() - datetime.timedelta(seconds=older_than_seconds)
     ids = list(
         Document.objects.filter(status=Document.Status.PENDING, updated_at__lt=cutoff).values_list("pk", flat=True)
     )
+    # Stamped: queued again at most once per ``older_than_seconds``, not at every beat while its task runs.
+    Document.objects.filter(pk__in=ids).update(updated_at=timezone.now())
     for document_id in ids:
         queue_task(RETRIEVAL_EMBED_DOCUMENT, [document_id])
     return len(ids)

@@ -20,7 +20,7 @@ from retrieval.services import document_embed, document_pending_requeue
     max_retries=5,
 )
 def embed_document(document_id: int) -> None:
-    document_embed(document_id=document_id)
+    document_embed(document_id=document_id, retry_failed=False)
 
 
 @shared_task(name=RETRIEVAL_REQUEUE_PENDING, acks_late=True)

@@ -1,8 +1,9 @@
 """A landlord uploads a knowledge document (admin or API), or asks for one to be
 ingested again. Both go through ``retrieval.services.document_ingest``, which
 stores the text and queues its chunking and embedding (task
-``retrieval.embed_document``, queue ``embeddings``) after commit; the original
-file is kept on the Document for reference."""
+``retrieval.embed_document``, queue ``embeddings``) after commit; the text
+read from the file is kept as the Document's file, for reference (the one it
+replaces is deleted after commit)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import PurePath
 
 from django.conf import settings
 from django.core.files.base import ContentFile
+from django.core.files.storage import Storage
 from django.core.files.uploadedfile import UploadedFile
 from django.db import transaction
 
@@ -43,9 +45,10 @@ def document_text_read(*, uploaded_file: UploadedFile) -> str:
         raise DocumentUploadError(f"The file is larger than {limit // 1024} KB.")
     if suffix == ".pdf":
         try:
-            return pdf_text(raw)
+            text = pdf_text(raw)
         except PdfTextError as error:
             raise DocumentUploadError(str(error)) from None
+        return _text_checked(text)
     if b"\x00" in raw:
         raise DocumentUploadError("The file is binary, not text: upload plain text or Markdown, UTF-8 encoded.")
     try:
@@ -54,6 +57,15 @@ def document_text_read(*, uploaded_file: UploadedFile) -> str:
         raise DocumentUploadError(f"The file is not UTF-8 text (byte {error.start} is not valid UTF-8).") from None
     if not text.strip():
         raise DocumentUploadError("The file is empty.")
+    return _text_checked(text)
+
+
+def _text_checked(text: str) -> str:
+    """A compressed PDF can hold far more text than its size says; the
+    embeddings worker takes about a minute per 500 000 characters."""
+    limit = settings.DOCUMENT_TEXT_MAX_CHARS
+    if len(text) > limit:
+        raise DocumentUploadError(f"The document has {len(text):,} characters of text, more than {limit:,}: split it.")
     return text
 
 
@@ -78,13 +90,32 @@ def document_upload(
         )
     except ValueError as error:  # the ingest's own checks (empty, NUL bytes, property scope)
         raise DocumentUploadError(str(error)) from None
-    stored = document.file.storage.save(
+    storage = document.file.storage
+    replaced = document.file.name or ""
+    stored = storage.save(
         document.file.field.generate_filename(document, source_name), ContentFile(text.encode("utf-8"))
     )
     Document.objects.filter(pk=document.pk).update(file=stored)
     document.file.name = stored
+    if replaced and replaced != stored:
+        _file_delete_on_commit(storage, replaced)
     logger.info("document %s uploaded for organization %s (%s chars)", document.pk, organization.pk, len(text))
     return document
+
+
+def _file_delete_on_commit(storage: Storage, name: str) -> None:
+    def delete() -> None:
+        try:
+            storage.delete(name)
+        except Exception:  # the row's change stands; the file is left behind, and logged
+            logger.exception("document file %s could not be deleted", name)
+
+    transaction.on_commit(delete)
+
+
+def on_document_deleted(sender: type, *, instance: Document, **kwargs: object) -> None:
+    if instance.file.name:
+        _file_delete_on_commit(instance.file.storage, instance.file.name)
 
 
 def document_reingest(*, document: Document) -> Document:

@@ -3,6 +3,8 @@ The real ingest service stores the text and queues the embedding after
 commit; tests run the queued step themselves (``document_embed``), as the
 worker would, or let a real worker do it."""
 
+import datetime
+
 import pytest
 from django.contrib.admin import helpers
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -155,3 +157,97 @@ def test_reingest_rebuilds_a_ready_unchanged_document(worlds, django_capture_on_
     document.refresh_from_db()
     assert document.status == Document.Status.READY
     assert document.chunks.count() == 1
+
+
+def test_a_member_deletes_an_embedded_document_with_its_chunks_and_its_file(
+    client, worlds, django_capture_on_commit_callbacks
+):
+    alice, _ = worlds
+    document = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+    document_embed(document_id=document.pk)
+    assert document.chunks.exists()
+    storage, name = document.file.storage, document.file.name
+    client.force_login(alice.user)
+    url = reverse("admin:retrieval_document_delete", args=[document.pk])
+    page = client.get(url)
+    assert page.status_code == 200 and "Cannot delete" not in page.content.decode()  # its chunks were in the way
+    with django_capture_on_commit_callbacks(execute=True):
+        response = client.post(url, {"post": "yes"})
+    assert response.status_code == 302
+    assert not Document.objects.filter(pk=document.pk).exists()
+    assert not storage.exists(name)  # a handbook can hold personal data
+
+
+def test_a_replaced_upload_leaves_no_old_file_behind(worlds, django_capture_on_commit_callbacks):
+    alice, _ = worlds
+    first = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+    old = first.file.name
+    with django_capture_on_commit_callbacks(execute=True):
+        second = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", b"# New rules\n"))
+    assert second.pk == first.pk and second.file.name != old
+    assert not second.file.storage.exists(old) and second.file.storage.exists(second.file.name)
+
+
+def test_a_restricted_pdf_is_read_and_a_password_or_a_cipher_we_lack_is_refused_clearly(worlds):
+    import io
+
+    from pypdf import PdfReader, PdfWriter
+
+    def encrypted(user_password: str, algorithm: str) -> bytes:
+        writer = PdfWriter(clone_from=PdfReader(io.BytesIO(pdf_bytes("Press reset for five seconds."))))
+        writer.encrypt(user_password=user_password, owner_password="agency", algorithm=algorithm)
+        out = io.BytesIO()
+        writer.write(out)
+        return out.getvalue()
+
+    alice, _ = worlds
+    restricted = document_upload(
+        organization=alice.organization, uploaded_file=upload("boiler.pdf", encrypted("", "RC4-128"))
+    )
+    assert "Press reset for five seconds." in restricted.text  # copy/print restricted only: opens
+    with pytest.raises(DocumentUploadError, match="password-protected"):
+        document_upload(organization=alice.organization, uploaded_file=upload("locked.pdf", encrypted("u", "RC4-128")))
+
+
+def test_a_pdf_of_too_many_pages_or_too_much_text_is_refused_with_the_limit(worlds, settings):
+    alice, _ = worlds
+    settings.DOCUMENT_PDF_MAX_PAGES = 2
+    with pytest.raises(DocumentUploadError, match="3 pages, more than 2"):
+        document_upload(organization=alice.organization, uploaded_file=upload("big.pdf", pdf_bytes("a", "b", "c")))
+    settings.DOCUMENT_TEXT_MAX_CHARS = 40
+    with pytest.raises(DocumentUploadError, match="more than 40: split it"):
+        document_upload(organization=alice.organization, uploaded_file=upload("long.md", HANDBOOK.encode()))
+
+
+def test_an_embedding_past_its_time_limit_fails_the_document_and_a_duplicate_task_does_not_redo_it(worlds, monkeypatch):
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    import retrieval.services
+    from retrieval.services import document_pending_requeue
+    from retrieval.tasks import embed_document
+
+    alice, _ = worlds
+    document = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+
+    def too_slow(**kwargs):
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(retrieval.services, "document_chunks_build", too_slow)
+    embed_document(document.pk)
+    document.refresh_from_db()
+    assert document.status == Document.Status.FAILED and "time limit" in document.error
+    monkeypatch.undo()
+    embed_document(document.pk)  # a duplicate task queued meanwhile
+    document.refresh_from_db()
+    assert document.status == Document.Status.FAILED and not document.chunks.exists()
+    assert document_pending_requeue(older_than_seconds=0) == 0  # failed: not queued again and again
+
+
+def test_pending_documents_are_queued_again_at_most_once_per_period(worlds, queued):
+    from retrieval.services import document_pending_requeue
+
+    alice, _ = worlds
+    document = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+    Document.objects.filter(pk=document.pk).update(updated_at=document.updated_at - datetime.timedelta(hours=1))
+    assert document_pending_requeue(older_than_seconds=900) == 1
+    assert document_pending_requeue(older_than_seconds=900) == 0  # its task may still be running
