@@ -578,8 +578,7 @@ def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
             _after_ask(appointment)
             Appointment.objects.filter(pk=appointment.pk).update(asked_at=now)
             checked.asked += 1
-    with transaction.atomic():
-        checked.lapsed = _offers_lapse(now)
+    checked.lapsed = _offers_lapse(now)
     return checked
 
 
@@ -588,20 +587,29 @@ def _offers_lapse(now: datetime.datetime) -> int:
     they lapse as "None of these" would, so the job does not wait forever for
     a pick (the contractor could not propose again meanwhile)."""
     offered = Appointment.objects.filter(job=OuterRef("pk"), state=Appointment.State.OFFERED)
-    jobs = (
-        Job.objects.select_for_update(of=("self",), skip_locked=True)
-        .select_related("issue__organization", "issue__property", "contractor")
-        .filter(Exists(offered), state=Job.State.ACCEPTED, issue__status__in=Issue.OPEN_STATUSES)
-        .exclude(Exists(offered.filter(starts_at__gt=now)))
+    due = Job.objects.filter(Exists(offered), state=Job.State.ACCEPTED, issue__status__in=Issue.OPEN_STATUSES).exclude(
+        Exists(offered.filter(starts_at__gt=now))
     )
     lapsed = 0
-    for job in jobs:
-        issue = job.issue
-        Appointment.objects.filter(job=job, state=Appointment.State.OFFERED).update(state=Appointment.State.NOT_CHOSEN)
-        _history(issue, "The tenant picked none of the visit times before they passed.")
-        landlord_note(issue, f"The tenant did not pick a visit time; {job.contractor.name} is asked for new times.")
-        slots_ask(job, note=f"The tenant of {issue.reference} did not pick any of those times in time.", now=now)
-        lapsed += 1
+    for job_id, issue_id in due.order_by("pk").values_list("pk", "issue_id"):
+        with transaction.atomic():  # one job at a time, its issue locked first
+            issue_lock(issue_id)
+            job = (
+                due.select_for_update(of=("self",), skip_locked=True)
+                .select_related("issue__organization", "issue__property", "contractor")
+                .filter(pk=job_id)
+                .first()
+            )
+            if job is None:  # picked or changed meanwhile
+                continue
+            issue = job.issue
+            Appointment.objects.filter(job=job, state=Appointment.State.OFFERED).update(
+                state=Appointment.State.NOT_CHOSEN
+            )
+            _history(issue, "The tenant picked none of the visit times before they passed.")
+            landlord_note(issue, f"The tenant did not pick a visit time; {job.contractor.name} is asked for new times.")
+            slots_ask(job, note=f"The tenant of {issue.reference} did not pick any of those times in time.", now=now)
+            lapsed += 1
     return lapsed
 
 

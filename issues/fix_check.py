@@ -229,7 +229,7 @@ def fix_unanswered_close(*, now: datetime.datetime | None = None) -> int:
             Issue.objects.select_for_update(skip_locked=True, no_key=True)
             .filter(status=Issue.Status.RESOLVED)
             .filter(
-                Q(fix_answer="", fix_asked_at__lte=cutoff)
+                Q(fix_answer="", fix_asked_at__lte=cutoff, fix_asked_at__gte=F("resolved_at"))  # asked for this one
                 | Q(fix_answer="yes", fix_answered_at__gte=F("resolved_at"))  # Yes to this resolution
             )
             # Not those kept for an owed clock (they would be locked and read again every hour).

@@ -203,10 +203,12 @@ def issue_number_link(*, issue: Issue, actor: Any, name: str = "") -> IssueNumbe
                 f"{issue.reference} has no phone number to link: it came from no conversation, "
                 "or from a number that is no longer the reporter's."
             )
+        number = Conversation.objects.filter(
+            organization_id=issue.organization_id, phone=phone, retired_at__isnull=True
+        )
+        list(number.select_for_update().values_list("pk"))  # before the tenant, as the webhook and the turn lock
         link = tenancy_link_phone(property=issue.property, phone=phone, name=name)
-        Conversation.objects.filter(
-            organization_id=issue.organization_id, phone=link.tenant.phone, retired_at__isnull=True
-        ).exclude(tenant=link.tenant).update(tenant=link.tenant, updated_at=timezone.now())
+        number.exclude(tenant=link.tenant).update(tenant=link.tenant, updated_at=timezone.now())
         # A retired conversation from the number was someone else's when it was live.
         from_number = Q(conversation__phone=link.tenant.phone, conversation__retired_at__isnull=True) | Q(
             tenant=link.tenant

@@ -182,7 +182,8 @@ def visits_cancel(*, jobs: list[Job], why: str, now: datetime.datetime, started_
     withdrawn (a tenant who was offered times is told), and a visit already
     booked is cancelled with the tenant and the contractor told ``why`` ("Demo
     Lettings has closed the repair"). ``started_too``: a booked visit whose
-    window has started, that nobody has said how it went, too. Returns how
+    window has started, that nobody has said how it went, too (told while
+    its window runs; one long over is cancelled without a word). Returns how
     many booked visits were cancelled."""
     offered = Issue.objects.filter(
         pk__in=Appointment.objects.filter(job__in=jobs, state=Appointment.State.OFFERED).values("job__issue_id")
@@ -203,7 +204,7 @@ def visits_cancel(*, jobs: list[Job], why: str, now: datetime.datetime, started_
         booked_ones = booked_ones.filter(starts_at__gt=now)
     booked = list(booked_ones.select_related("job__contractor", "job__issue__organization", "job__issue__tenant"))
     Appointment.objects.filter(pk__in=[a.pk for a in booked]).update(state=Appointment.State.CANCELLED)
-    for appointment in booked:
+    for appointment in (a for a in booked if a.ends_at > now):  # one long over is cancelled, not announced
         issue, contractor = appointment.job.issue, appointment.job.contractor
         when = f"{appointment.starts_at.astimezone(zone_get(issue.organization.timezone)):%a %d %b %H:%M}"
         text = f"The visit for {issue.reference} on {when} is cancelled: {why}."

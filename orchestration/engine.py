@@ -33,6 +33,7 @@ from conversations import message_kinds
 from conversations.models import Conversation, IdentityStatus, Message
 from conversations.number_change import messages_hand_on
 from conversations.outbound import Choice, outbound_choice_queue, outbound_sent_together, outbound_text_queue
+from emergencies.models import EmergencyAlert
 from llm.types import ToolCall
 from orchestration import buttons, contractor_turns, repair_answers, services
 from orchestration.context import (
@@ -100,7 +101,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         if _any_processed(message_ids):
             return None
         if conversation.retired_at is not None:  # the number stopped being its tenant's just now
-            messages_hand_on(conversation=conversation, message_ids=message_ids)
+            _hand_on(conversation, message_ids)
             return None
         # Read once, with their media and the history before them: for the answers
         # settled before the model, then for the model's context.
@@ -156,7 +157,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
                 logger.info("turn for conversation %s discarded: messages handled by another worker", conversation_id)
                 return None
             if conversation.retired_at is not None:  # during the model call: its answer is not theirs to get
-                messages_hand_on(conversation=conversation, message_ids=message_ids)
+                _hand_on(conversation, message_ids)
                 return None
             if conversation.bot_paused:
                 return turn_record(conversation, message_ids, outcome="paused", started=started)
@@ -480,9 +481,26 @@ def _fail_safe(conversation_id: int, message_ids: list[int], decision: Decision,
         conversation = _lock(conversation_id)
         if _any_processed(message_ids):
             return None
+        if conversation.retired_at is not None:
+            _hand_on(conversation, message_ids)
+            return None
         if conversation.bot_paused:
             return turn_record(conversation, message_ids, outcome="paused", started=started, decision=decision)
         return _fallback(conversation, message_ids, decision, started)
+
+
+def _hand_on(conversation: Conversation, message_ids: list[int]) -> None:
+    """The conversation was retired (its number stopped being its tenant's)
+    after these messages came in: they and an alert they raised go to the
+    number's live conversation, where a turn answers them as whoever has the
+    number now (``conversations.number_change``)."""
+    live = messages_hand_on(conversation=conversation, message_ids=message_ids)
+    moved = EmergencyAlert.objects.filter(conversation=conversation, message_id__in=message_ids)
+    if latest := moved.order_by("-created_at").first():
+        moved.update(conversation=live)
+        Conversation.objects.filter(pk=live.pk).update(
+            emergency_category=latest.category, emergency_alerted_at=latest.created_at
+        )
 
 
 def _fallback(

@@ -118,6 +118,26 @@ def test_a_message_that_came_in_just_before_the_change_is_answered_as_the_number
     assert reply.body == "Hello, I can help with repairs." and reply.status == "pending"
 
 
+def test_an_alert_raised_by_a_handed_on_message_goes_with_it(home, tenant_says, post_inbound):
+    from emergencies.models import EmergencyAlert
+
+    tenant_says("hello", model=[call("respond", message="Hi Amira, how can I help?")])
+    old = conversation_for()
+    response = post_inbound(phone=PHONE, to=ORG_NUMBER, body="the thing in the kitchen is hissing")
+    waiting = Message.objects.get(provider_sid=response.params["MessageSid"])
+    alert = EmergencyAlert.objects.create(  # raised (by the worker's classifier, say) before the turn ran
+        organization=home, conversation=old, message=waiting, category="gas", safety_reply="Leave now."
+    )
+    Conversation.objects.filter(pk=old.pk).update(emergency_category="gas", emergency_alerted_at=alert.created_at)
+    amira = Tenant.objects.get(phone=PHONE)
+    amira.phone = NEW_PHONE
+    amira.save()
+    inbound_process(message_id=waiting.pk)
+    alert.refresh_from_db()
+    live = conversation_for()
+    assert alert.conversation == live and live.emergency_category == "gas"  # the emergency is the new holder's
+
+
 def test_a_conversation_from_the_old_number_linked_to_no_one_stays_with_the_tenant(home, tenant_says):
     tenant_says("hello", model=[call("respond", message="Hi, how can I help?")])
     conversation = conversation_for()
