@@ -111,7 +111,7 @@ def outbound_text_queue(
         raise ValueError("outbound_text_queue needs a conversation, or an organization and a number")
     if not to.startswith("whatsapp:"):
         to = f"whatsapp:{to}"
-    refusal = _refusal(purpose=purpose, conversation=conversation, organization=organization, to=to)
+    code, refusal = _refusal(purpose=purpose, conversation=conversation, organization=organization, to=to)
     messages = [
         Message.objects.create(
             organization=organization,
@@ -121,11 +121,11 @@ def outbound_text_queue(
             body=part,
             to_address=to,
             raw_payload={"purpose": purpose} | ({"tenant": tenant_id} if tenant_id is not None else {}),
-            **_state(refusal),
+            **_state(code, refusal),
         )
         for part in text_split(body)
     ]
-    if queue and not refusal[1]:
+    if queue and not refusal:
         _send_on_commit(to, [message.pk for message in messages])
     return messages
 
@@ -142,14 +142,13 @@ def _refusal(
     return "", ""
 
 
-def _state(refusal: tuple[str, str]) -> dict[str, object]:
+def _state(code: str, refusal: str) -> dict[str, object]:
     """A new outbound message's status: pending, its sending queued on commit
     (the sweeper's lease starts now); or failed, never queued, when it may not
     go (``_refusal``)."""
     now = timezone.now()
-    code, reason = refusal
-    if reason:
-        return {"status": Message.Status.FAILED, "error_code": code, "error_message": reason, "status_updated_at": now}
+    if refusal:
+        return {"status": Message.Status.FAILED, "error_code": code, "error_message": refusal, "status_updated_at": now}
     return {"status": Message.Status.PENDING, "queued_at": now}
 
 
@@ -180,7 +179,7 @@ def outbound_choice_queue(
     ``content_variables`` instead. The choices are kept on the message
     (``raw_payload["choices"]``): a later answer, tapped or typed as a
     number, is read against them (``orchestration.buttons``)."""
-    refusal = _refusal(purpose=purpose, conversation=conversation)
+    code, refusal = _refusal(purpose=purpose, conversation=conversation)
     message = Message.objects.create(
         organization=conversation.organization,
         conversation=conversation,
@@ -196,9 +195,9 @@ def outbound_choice_queue(
             "content_variables": content_variables,
             "language": language,
         },
-        **_state(refusal),
+        **_state(code, refusal),
     )
-    if not refusal[1]:
+    if not refusal:
         _send_on_commit(message.to_address, [message.pk])
     return message
 

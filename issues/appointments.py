@@ -39,7 +39,7 @@ from django.utils import timezone
 from conversations.models import Conversation, Message
 from conversations.outbound import Choice, outbound_choice_queue, outbound_text_queue
 from issues.calendar import ICS_SALT, visit_ics
-from issues.dispatch import DispatchError, job_answer, landlord_note, message_pass_on
+from issues.dispatch import DispatchError, job_answer, jobs_locked_each, landlord_note, message_pass_on
 from issues.landlord import email_subject
 from issues.models import Appointment, Issue, IssueUpdate, Job
 from issues.selectors import contractor_conversation, tenant_conversation
@@ -591,25 +591,13 @@ def _offers_lapse(now: datetime.datetime) -> int:
         Exists(offered.filter(starts_at__gt=now))
     )
     lapsed = 0
-    for job_id, issue_id in due.order_by("pk").values_list("pk", "issue_id"):
-        with transaction.atomic():  # one job at a time, its issue locked first
-            issue_lock(issue_id)
-            job = (
-                due.select_for_update(of=("self",), skip_locked=True)
-                .select_related("issue__organization", "issue__property", "contractor")
-                .filter(pk=job_id)
-                .first()
-            )
-            if job is None:  # picked or changed meanwhile
-                continue
-            issue = job.issue
-            Appointment.objects.filter(job=job, state=Appointment.State.OFFERED).update(
-                state=Appointment.State.NOT_CHOSEN
-            )
-            _history(issue, "The tenant picked none of the visit times before they passed.")
-            landlord_note(issue, f"The tenant did not pick a visit time; {job.contractor.name} is asked for new times.")
-            slots_ask(job, note=f"The tenant of {issue.reference} did not pick any of those times in time.", now=now)
-            lapsed += 1
+    for job in jobs_locked_each(due):
+        issue = job.issue
+        Appointment.objects.filter(job=job, state=Appointment.State.OFFERED).update(state=Appointment.State.NOT_CHOSEN)
+        _history(issue, "The tenant picked none of the visit times before they passed.")
+        landlord_note(issue, f"The tenant did not pick a visit time; {job.contractor.name} is asked for new times.")
+        slots_ask(job, note=f"The tenant of {issue.reference} did not pick any of those times in time.", now=now)
+        lapsed += 1
     return lapsed
 
 

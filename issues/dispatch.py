@@ -16,13 +16,14 @@ from __future__ import annotations
 import datetime
 import logging
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import Count, Q
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from conversations.models import Conversation, Message
@@ -419,13 +420,11 @@ def contractor_offers_withdraw(*, contractor: Contractor) -> int:
     return withdrawn
 
 
-def jobs_expire(*, now: datetime.datetime | None = None) -> int:
-    """Beat: offers nobody answered by ``respond_by`` lapse; the landlord gets
-    the next suggestion and the contractor is told. Each in its own
-    transaction, its issue locked first (``issue_lock``). Returns how many."""
-    now = now or timezone.now()
-    due = Job.objects.filter(state=Job.State.OFFERED, respond_by__lte=now)
-    lapsed = 0
+def jobs_locked_each(due: QuerySet[Job]) -> Iterator[Job]:
+    """Each job of ``due`` in a transaction of its own, its issue locked first
+    (``issue_lock``, as every change to an issue's jobs and visits), then the
+    job, read again there: one another run took meanwhile, or no longer due, is
+    skipped (beat's passes over many jobs)."""
     for job_id, issue_id in due.order_by("pk").values_list("pk", "issue_id"):
         with transaction.atomic():
             issue_lock(issue_id)
@@ -435,24 +434,34 @@ def jobs_expire(*, now: datetime.datetime | None = None) -> int:
                 .filter(pk=job_id)
                 .first()
             )
-            if job is None:  # answered, withdrawn or lapsed by another run meanwhile
-                continue
-            Job.objects.filter(pk=job.pk).update(state=Job.State.EXPIRED, responded_at=now)
-            issue, contractor = job.issue, job.contractor
-            IssueUpdate.objects.create(
-                issue=issue,
-                author=IssueUpdate.Author.SYSTEM,
-                body=f"{contractor.name} did not answer the offer in time.",
+            if job is not None:
+                yield job
+
+
+def jobs_expire(*, now: datetime.datetime | None = None) -> int:
+    """Beat: offers nobody answered by ``respond_by`` lapse; the landlord gets
+    the next suggestion and the contractor is told. Each in its own
+    transaction, its issue locked first (``jobs_locked_each``). Returns how many."""
+    now = now or timezone.now()
+    due = Job.objects.filter(state=Job.State.OFFERED, respond_by__lte=now)
+    lapsed = 0
+    for job in jobs_locked_each(due):
+        Job.objects.filter(pk=job.pk).update(state=Job.State.EXPIRED, responded_at=now)
+        issue, contractor = job.issue, job.contractor
+        IssueUpdate.objects.create(
+            issue=issue,
+            author=IssueUpdate.Author.SYSTEM,
+            body=f"{contractor.name} did not answer the offer in time.",
+        )
+        tell = f"{contractor.name} did not answer for {issue.reference}."
+        if issue.is_open():  # nobody is suggested for a repair already done
+            tell += f" {dispatch_auto(issue) or next_suggestion_text(issue)}"
+        landlord_note(issue, tell)
+        if contractor.whatsapp:
+            outbound_text_queue(
+                conversation=contractor_conversation(contractor),
+                body=f"The offer of {issue.reference} has lapsed; no need to reply.",
+                purpose="dispatch",
             )
-            tell = f"{contractor.name} did not answer for {issue.reference}."
-            if issue.is_open():  # nobody is suggested for a repair already done
-                tell += f" {dispatch_auto(issue) or next_suggestion_text(issue)}"
-            landlord_note(issue, tell)
-            if contractor.whatsapp:
-                outbound_text_queue(
-                    conversation=contractor_conversation(contractor),
-                    body=f"The offer of {issue.reference} has lapsed; no need to reply.",
-                    purpose="dispatch",
-                )
-            lapsed += 1
+        lapsed += 1
     return lapsed
