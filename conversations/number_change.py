@@ -108,8 +108,8 @@ def messages_hand_on(*, conversation: Conversation, message_ids: list[int]) -> C
     return live
 
 
-def on_tenant_saving(sender: type, *, instance: Tenant, **kwargs: object) -> None:
-    if instance.pk is None:
+def on_tenant_saving(sender: type, *, instance: Tenant, raw: bool = False, **kwargs: object) -> None:
+    if instance.pk is None or raw:  # a new tenant, or a fixture loaded as it is
         return
     before = Tenant.objects.filter(pk=instance.pk).values_list("phone", flat=True).first()
     if before is not None and before != instance.phone:

@@ -176,6 +176,8 @@ def document_embed(
         # Past the task's time limit too: failed with the reason, not pending for ever (the beat would queue it
         # again and again, each run holding the embeddings worker for the whole limit).
         reason = str(exc) if isinstance(exc, ValueError) else "embedding took longer than the task's time limit"
+        if document.chunks.exists():  # a replacement that failed: say which text tenants are still answered from
+            reason += "; the previous version stays searchable until this one is ingested"
         Document.objects.filter(pk=document_id, checksum=checksum).update(status=Document.Status.FAILED, error=reason)
         document.refresh_from_db()
         return document

@@ -251,3 +251,21 @@ def test_pending_documents_are_queued_again_at_most_once_per_period(worlds, queu
     Document.objects.filter(pk=document.pk).update(updated_at=document.updated_at - datetime.timedelta(hours=1))
     assert document_pending_requeue(older_than_seconds=900) == 1
     assert document_pending_requeue(older_than_seconds=900) == 0  # its task may still be running
+
+
+def test_a_replacement_that_fails_says_the_previous_version_is_still_searched(worlds, monkeypatch):
+    import retrieval.services
+
+    alice, _ = worlds
+    document = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+    document_embed(document_id=document.pk)
+    document_upload(organization=alice.organization, uploaded_file=upload("rules.md", b"# Pets\n\nCats allowed.\n"))
+
+    def unreadable(**kwargs):
+        raise ValueError("the document has no text to index")
+
+    monkeypatch.setattr(retrieval.services, "document_chunks_build", unreadable)
+    document_embed(document_id=document.pk)
+    document.refresh_from_db()
+    assert document.status == Document.Status.FAILED and document.chunks.exists()
+    assert document.error.endswith("the previous version stays searchable until this one is ingested")
