@@ -570,6 +570,8 @@ APPOINTMENT_SLOTS_MAX = env_int("APPOINTMENT_SLOTS_MAX", 3)
 APPOINTMENT_TYPED_HOURS = env_int("APPOINTMENT_TYPED_HOURS", 2)
 APPOINTMENT_HORIZON_DAYS = env_int("APPOINTMENT_HORIZON_DAYS", 28)
 APPOINTMENT_REMINDER_HOURS = env_int("APPOINTMENT_REMINDER_HOURS", 24)
+# Neither side said whether a visit happened this many hours after being asked: the landlord is told once.
+APPOINTMENT_UNANSWERED_HOURS = env_int("APPOINTMENT_UNANSWERED_HOURS", 24)
 APPOINTMENT_LINK_DAYS = env_int("APPOINTMENT_LINK_DAYS", 60)
 CELERY_BEAT_SCHEDULE["issues-appointments-check"] = {"task": tasks.APPOINTMENTS_CHECK, "schedule": 300.0}
 # django-auditlog: model changes only of the fields each registration names

@@ -14,7 +14,8 @@
    ``.ics`` (``issues/calendar.py``); their emails carry it attached.
 4. Beat (``appointments_check``): a reminder to both the day before; once
    the window has passed, the tenant is asked "Did they come?" and the
-   contractor "How did it go?" (``visit_report``). The first "No" or
+   contractor "How did it go?" (``visit_report``); if neither answers within
+   ``APPOINTMENT_UNANSWERED_HOURS``, the landlord is told once. The first "No" or
    "Couldn't get in" marks it missed, tells the landlord and asks the
    contractor for new times; "Fixed" resolves the issue, which asks the
    tenant "Is it fixed?"; "Another visit" asks for times again.
@@ -540,6 +541,7 @@ class Checked:
     reminded: int = 0
     asked: int = 0
     lapsed: int = 0  # jobs whose offered times all started unpicked
+    unanswered: int = 0  # visits nobody said happened, the landlord told
 
 
 def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
@@ -578,6 +580,23 @@ def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
             _after_ask(appointment)
             Appointment.objects.filter(pk=appointment.pk).update(asked_at=now)
             checked.asked += 1
+    with transaction.atomic():
+        # Nobody answered "Did they come?" nor "How did it go?": the visit stays booked and the job waits on it,
+        # so the landlord is told once, to find out and record it, or withdraw the job.
+        silent_since = now - datetime.timedelta(hours=settings.APPOINTMENT_UNANSWERED_HOURS)
+        for appointment in base.filter(
+            state=Appointment.State.BOOKED,
+            asked_at__lte=silent_since,
+            unanswered_told_at__isnull=True,
+            job__issue__status__in=Issue.OPEN_STATUSES,
+        ):
+            landlord_note(
+                appointment.job.issue,
+                f"Nobody has said whether {appointment.job.contractor.name}'s visit of {_when_of(appointment)} "
+                "happened: find out and record it, or withdraw the job to send someone else.",
+            )
+            Appointment.objects.filter(pk=appointment.pk).update(unanswered_told_at=now)
+            checked.unanswered += 1
     checked.lapsed = _offers_lapse(now)
     return checked
 

@@ -351,6 +351,9 @@ class Appointment(models.Model):
     booked_at = models.DateTimeField(null=True, blank=True)
     reminded_at = models.DateTimeField(null=True, blank=True)
     asked_at = models.DateTimeField(null=True, blank=True, help_text="When both were asked whether the visit happened.")
+    unanswered_told_at = models.DateTimeField(
+        null=True, blank=True, help_text="When the landlord was told nobody had said whether the visit happened."
+    )
     missed_by = models.CharField(max_length=16, blank=True, default="", help_text="Who reported the missed visit.")
     outcome = models.CharField(
         max_length=16,

@@ -33,4 +33,9 @@ def appointments_check_task() -> dict[str, int]:
     """Beat, every 5 minutes: visit reminders, "did it happen?", and times
     offered to a tenant that all passed unpicked."""
     result = appointments_check()
-    return {"reminded": result.reminded, "asked": result.asked, "lapsed": result.lapsed}
+    return {
+        "reminded": result.reminded,
+        "asked": result.asked,
+        "lapsed": result.lapsed,
+        "unanswered": result.unanswered,
+    }

@@ -299,6 +299,25 @@ def test_a_reminder_the_day_before_then_a_missed_visit_reported_by_the_tenant(ac
     assert appointment.state == "missed"
 
 
+def test_a_visit_nobody_says_happened_is_told_to_the_landlord_once(accepted, tenant_says, clock, settings):
+    settings.APPOINTMENT_UNANSWERED_HOURS = 24
+    visit_over(tenant_says, clock)  # asked at Friday 10:30
+    clock.move_to(datetime.datetime(2026, 11, 28, 10, 0, tzinfo=datetime.UTC))
+    assert appointments_check().unanswered == 0
+    clock.move_to(datetime.datetime(2026, 11, 28, 10, 31, tzinfo=datetime.UTC))
+    assert appointments_check().unanswered == 1
+    assert appointments_check().unanswered == 0  # once
+    assert "Nobody has said whether Leeds Plumbing's visit of Fri 27 Nov 08:00-10:00 happened" in latest(LANDLORD).body
+
+
+def test_a_visit_the_tenant_confirmed_is_not_told_as_unanswered(accepted, tenant_says, clock, settings):
+    settings.APPOINTMENT_UNANSWERED_HOURS = 24
+    visit_over(tenant_says, clock)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])  # Yes, they came
+    clock.move_to(datetime.datetime(2026, 11, 29, 12, 0, tzinfo=datetime.UTC))
+    assert appointments_check().unanswered == 0
+
+
 def test_the_contractors_fixed_resolves_the_issue_and_asks_the_tenant_is_it_fixed(accepted, tenant_says, clock):
     visit_over(tenant_says, clock)
     tenant_says("1", phone=PHONE)  # Yes, they came
