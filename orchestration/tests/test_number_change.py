@@ -175,19 +175,24 @@ def test_linking_an_unverified_issue_never_uses_a_number_that_changed_hands(repo
         issue_number_link(issue=issue, actor=UserFactory())
 
 
+def pending(conversation: Conversation, body: str, *, purpose: str) -> Message:
+    """An outbound message waiting to be sent, as a queued one is stored."""
+    return Message.objects.create(
+        organization=conversation.organization,
+        conversation=conversation,
+        direction="outbound",
+        author="system",
+        body=body,
+        to_address=f"whatsapp:{PHONE}",
+        raw_payload={"purpose": purpose},
+        status="pending",
+    )
+
+
 def test_nothing_more_is_sent_to_a_retired_conversation_but_a_safety_text(home, tenant_says):
     tenant_says("hello", model=[call("respond", message="Hi, how can I help?")])
     conversation = conversation_for()
-    waiting = Message.objects.create(
-        organization=home,
-        conversation=conversation,
-        direction="outbound",
-        author="landlord",
-        body="We'll call round on Monday.",
-        to_address=f"whatsapp:{PHONE}",
-        raw_payload={"purpose": "generic"},
-        status="pending",
-    )
+    waiting = pending(conversation, "We'll call round on Monday.", purpose="generic")
     Tenant.objects.get(phone=PHONE).delete()  # deleted: the number is nobody's on record now
     conversation.refresh_from_db()
     assert conversation.retired_at is not None
@@ -196,16 +201,7 @@ def test_nothing_more_is_sent_to_a_retired_conversation_but_a_safety_text(home, 
     with pytest.raises(ConversationActionError, match="stopped being the tenant's"):
         conversation_landlord_message_send(conversation=conversation, user=UserFactory(), body="Are you there?")
     # Queued meanwhile by a path still holding the conversation: refused at sending too.
-    late = Message.objects.create(
-        organization=home,
-        conversation=conversation,
-        direction="outbound",
-        author="system",
-        body="Reminder: the visit is tomorrow.",
-        to_address=f"whatsapp:{PHONE}",
-        raw_payload={"purpose": "appointment"},
-        status="pending",
-    )
+    late = pending(conversation, "Reminder: the visit is tomorrow.", purpose="appointment")
     message_send(message_id=late.pk)
     late.refresh_from_db()
     assert (late.status, late.error_code) == ("failed", RETIRED_CODE)
