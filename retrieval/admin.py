@@ -117,7 +117,7 @@ class DocumentAdmin(ScopedModelAdmin):
             if not request.user.is_superuser and organization.pk not in user_organization_ids(request.user):
                 raise PermissionDenied
             try:
-                document = document_upload(
+                uploaded = document_upload(
                     organization=organization,
                     property=form.cleaned_data["property"],
                     title=form.cleaned_data["title"],
@@ -126,8 +126,22 @@ class DocumentAdmin(ScopedModelAdmin):
             except DocumentUploadError as error:
                 form.add_error("file", str(error))
             else:
-                self.log_addition(request, document, [{"added": {}}])
-                self.message_user(request, f"“{document.title}” uploaded; its chunks are being embedded.")
+                document = uploaded.document
+                if uploaded.outcome == "created":
+                    self.log_addition(request, document, [{"added": {}}])
+                    self.message_user(request, f"“{document.title}” uploaded; its chunks are being embedded.")
+                elif uploaded.outcome == "replaced":
+                    self.log_change(request, document, f"Replaced by an upload of {document.source}")
+                    self.message_user(
+                        request,
+                        f"“{document.title}” replaces the earlier upload of {document.source} here; "
+                        "the earlier text is searched until the new one is embedded.",
+                        messages.WARNING,
+                    )
+                else:
+                    self.message_user(
+                        request, f"{document.source} is the same as the one uploaded here: nothing changed."
+                    )
                 return HttpResponseRedirect(reverse("admin:retrieval_document_change", args=[document.pk]))
         context = {
             **self.admin_site.each_context(request),

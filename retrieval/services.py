@@ -87,8 +87,10 @@ def document_ingest(
         unchanged = (
             not created
             and document.checksum == checksum
-            and document.embedding_model == backend_name
-            and document.status in {Document.Status.READY, Document.Status.PENDING}
+            and (
+                document.status == Document.Status.PENDING  # queued: embedded with today's model when its turn comes
+                or (document.status == Document.Status.READY and document.embedding_model == backend_name)
+            )
         )
         if unchanged:
             logger.info("document %s unchanged: nothing to do", document.pk)

@@ -8,7 +8,9 @@ replaces is deleted after commit)."""
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Literal
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -69,27 +71,59 @@ def _text_checked(text: str) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class Uploaded:
+    """What an upload did, for the person who made it: a new document, a new
+    version of the one with that file name in that scope, or nothing (the same
+    title and text as stored)."""
+
+    document: Document
+    outcome: Literal["created", "replaced", "unchanged"]
+
+
 def document_upload(
     *,
     organization: Organization,
     uploaded_file: UploadedFile,
     property: Property | None = None,
     title: str = "",
-) -> Document:
+) -> Uploaded:
     """Ingest ``uploaded_file`` as a knowledge document of ``organization``
-    (optionally one ``property``). Uploading the same file name again replaces
-    that document's text (the ingest keys documents by source name)."""
+    (optionally one ``property``). Uploading the same file name again to the
+    same scope replaces that document's text (the ingest keys documents by
+    source name); the outcome says which happened."""
     if property is not None and property.organization_id != organization.pk:
         raise DocumentUploadError("The property belongs to another organization.")
     text = document_text_read(uploaded_file=uploaded_file)
     source_name = PurePath(uploaded_file.name or "upload.txt").name
     title = (title or "").strip() or PurePath(source_name).stem.replace("_", " ").replace("-", " ").strip()
-    try:
-        document = document_ingest(
-            organization=organization, property=property, title=title[:300], source_name=source_name, content=text
+    with transaction.atomic():
+        previous = (
+            Document.objects.select_for_update()
+            .filter(organization=organization, property=property, source=source_name)
+            .values_list("updated_at", flat=True)
+            .first()
         )
-    except ValueError as error:  # the ingest's own checks (empty, NUL bytes, property scope)
-        raise DocumentUploadError(str(error)) from None
+        try:
+            document = document_ingest(
+                organization=organization, property=property, title=title[:300], source_name=source_name, content=text
+            )
+        except ValueError as error:  # the ingest's own checks (empty, NUL bytes, property scope)
+            raise DocumentUploadError(str(error)) from None
+        if previous is None:
+            outcome: Literal["created", "replaced", "unchanged"] = "created"
+        else:
+            outcome = "unchanged" if document.updated_at == previous else "replaced"
+        if outcome != "unchanged" or not document.file.name:
+            _file_store(document, source_name, text)
+    logger.info(
+        "document %s upload %s for organization %s (%s chars)", document.pk, outcome, organization.pk, len(text)
+    )
+    return Uploaded(document=document, outcome=outcome)
+
+
+def _file_store(document: Document, source_name: str, text: str) -> None:
+    """Keep the text read as the document's file; the one it replaces is deleted after commit."""
     storage = document.file.storage
     replaced = document.file.name or ""
     stored = storage.save(
@@ -99,8 +133,6 @@ def document_upload(
     document.file.name = stored
     if replaced and replaced != stored:
         _file_delete_on_commit(storage, replaced)
-    logger.info("document %s uploaded for organization %s (%s chars)", document.pk, organization.pk, len(text))
-    return document
 
 
 def _file_delete_on_commit(storage: Storage, name: str) -> None:

@@ -33,6 +33,24 @@ def test_upload_through_the_api_is_stored_and_queued(alice_api, worlds, django_c
     assert len(callbacks) == 1  # the embedding task
 
 
+def test_uploading_a_file_name_again_says_it_replaced_that_document_or_changed_nothing(alice_api, worlds):
+    alice, _ = worlds
+
+    def post(content: bytes, **scope):
+        return alice_api.post("/api/v1/documents/", {"file": SimpleUploadedFile("pets.md", content), **scope})
+
+    created = post(b"No pets.")
+    assert (created.status_code, created.json()["upload"]) == (201, "created")
+    replaced = post(b"Cats allowed.")
+    assert (replaced.status_code, replaced.json()["upload"]) == (200, "replaced")
+    assert replaced.json()["id"] == created.json()["id"]
+    unchanged = post(b"Cats allowed.")
+    assert (unchanged.status_code, unchanged.json()["upload"]) == (200, "unchanged")
+    elsewhere = post(b"Dogs allowed.", property=alice.property.pk)  # another scope: a document of its own
+    assert (elsewhere.status_code, elsewhere.json()["upload"]) == (201, "created")
+    assert Document.objects.get(pk=created.json()["id"]).text.strip() == "Cats allowed."
+
+
 def test_upload_errors_are_field_errors(alice_api, worlds):
     response = alice_api.post("/api/v1/documents/", {"file": SimpleUploadedFile("x.docx", b"PK\x03\x04")})
     assert response.status_code == 400

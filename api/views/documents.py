@@ -38,6 +38,19 @@ class DocumentOutput(serializers.ModelSerializer):
         ]
 
 
+class DocumentUploadOutput(DocumentOutput):
+    upload = serializers.ChoiceField(
+        choices=["created", "replaced", "unchanged"],
+        read_only=True,
+        help_text="created (201); replaced: the same file name in the same scope, new title or text (200); "
+        "unchanged: the same title and text (200)",
+    )
+
+    class Meta(DocumentOutput.Meta):
+        ref_name = "DocumentUploaded"
+        fields = [*DocumentOutput.Meta.fields, "upload"]
+
+
 class DocumentFilter(django_filters.FilterSet):
     status = django_filters.MultipleChoiceFilter(choices=Document.Status.choices)
     property = django_filters.NumberFilter(field_name="property_id")
@@ -68,9 +81,15 @@ class DocumentListApi(OrganizationScopedApi, generics.ListAPIView):
     def get_queryset(self):
         return self.selected(document_list)
 
-    @extend_schema(request={"multipart/form-data": InputSerializer}, responses={201: OutputSerializer})
+    @extend_schema(
+        request={"multipart/form-data": InputSerializer},
+        responses={201: DocumentUploadOutput, 200: DocumentUploadOutput},
+    )
     def post(self, request):
-        """Upload a document; it is chunked and embedded in the background."""
+        """Upload a document; it is chunked and embedded in the background. The same
+        file name in the same scope replaces that document (200, ``upload``
+        ``replaced``, or ``unchanged`` when title and text are the same); a new one
+        answers 201, ``upload`` ``created``."""
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
@@ -80,13 +99,16 @@ class DocumentListApi(OrganizationScopedApi, generics.ListAPIView):
             organization_id = property.organization_id
         organization = self.organization_for_write(organization_id)
         try:
-            document = document_upload(
+            uploaded = document_upload(
                 organization=organization, property=property, title=data["title"], uploaded_file=data["file"]
             )
         except DocumentUploadError as error:
             raise ValidationError({"file": [str(error)]}) from None
+        document = self.selected(document_list).get(pk=uploaded.document.pk)
+        document.upload = uploaded.outcome
+        created = uploaded.outcome == "created"
         return Response(
-            self.OutputSerializer(self.selected(document_list).get(pk=document.pk)).data, status=status.HTTP_201_CREATED
+            DocumentUploadOutput(document).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK
         )
 
 

@@ -7,6 +7,7 @@ import datetime
 
 import pytest
 from django.contrib.admin import helpers
+from django.contrib.admin.models import LogEntry
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
@@ -98,7 +99,7 @@ def test_a_pdf_manual_is_read_page_by_page_and_found_by_search(worlds):
     )
     document = document_upload(
         organization=alice.organization, property=alice.property, uploaded_file=upload("boiler-manual.pdf", manual)
-    )
+    ).document
     assert "Fault F22: low water pressure." in document.text
     assert "Top up with the filling loop to 1.5 bar." in document.text
     document_embed(document_id=document.pk)
@@ -119,11 +120,34 @@ def test_upload_too_large_is_refused(worlds, settings):
 
 def test_uploading_the_same_file_name_again_replaces_the_text(worlds):
     alice, _ = worlds
-    first = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", b"No pets."))
-    second = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", b"Cats allowed."))
+    first = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", b"No pets.")).document
+    second = document_upload(
+        organization=alice.organization, uploaded_file=upload("rules.md", b"Cats allowed.")
+    ).document
     assert first.pk == second.pk
     second.refresh_from_db()
     assert second.text.strip() == "Cats allowed."
+
+
+def test_the_admin_says_when_an_upload_replaced_a_document_or_changed_nothing(client, worlds):
+    alice, _ = worlds
+    client.force_login(alice.user)
+    url = reverse("admin:retrieval_document_add")
+
+    def post(content: bytes) -> str:
+        data = {"organization": alice.organization.pk, "file": upload("pets.md", content)}
+        page = client.post(url, data, follow=True)
+        return " ".join(str(m) for m in page.context["messages"])
+
+    assert "uploaded; its chunks are being embedded" in post(b"No pets.")
+    assert "replaces the earlier upload of pets.md" in post(b"Cats allowed.")
+    assert "nothing changed" in post(b"Cats allowed.")
+    document = Document.objects.get(organization=alice.organization, source="pets.md")
+    assert document.text.strip() == "Cats allowed."
+    assert [entry.get_change_message() for entry in LogEntry.objects.filter(object_id=str(document.pk))] == [
+        "Replaced by an upload of pets.md",
+        "Added.",
+    ]
 
 
 def test_reingest_action_requeues_only_own_documents(client, worlds, django_capture_on_commit_callbacks):
@@ -163,7 +187,9 @@ def test_a_member_deletes_an_embedded_document_with_its_chunks_and_its_file(
     client, worlds, django_capture_on_commit_callbacks
 ):
     alice, _ = worlds
-    document = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+    document = document_upload(
+        organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode())
+    ).document
     document_embed(document_id=document.pk)
     assert document.chunks.exists()
     storage, name = document.file.storage, document.file.name
@@ -180,10 +206,14 @@ def test_a_member_deletes_an_embedded_document_with_its_chunks_and_its_file(
 
 def test_a_replaced_upload_leaves_no_old_file_behind(worlds, django_capture_on_commit_callbacks):
     alice, _ = worlds
-    first = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+    first = document_upload(
+        organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode())
+    ).document
     old = first.file.name
     with django_capture_on_commit_callbacks(execute=True):
-        second = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", b"# New rules\n"))
+        second = document_upload(
+            organization=alice.organization, uploaded_file=upload("rules.md", b"# New rules\n")
+        ).document
     assert second.pk == first.pk and second.file.name != old
     assert not second.file.storage.exists(old) and second.file.storage.exists(second.file.name)
 
@@ -203,7 +233,7 @@ def test_a_restricted_pdf_is_read_and_a_password_or_a_cipher_we_lack_is_refused_
     alice, _ = worlds
     restricted = document_upload(
         organization=alice.organization, uploaded_file=upload("boiler.pdf", encrypted("", "RC4-128"))
-    )
+    ).document
     assert "Press reset for five seconds." in restricted.text  # copy/print restricted only: opens
     with pytest.raises(DocumentUploadError, match="password-protected"):
         document_upload(organization=alice.organization, uploaded_file=upload("locked.pdf", encrypted("u", "RC4-128")))
@@ -227,7 +257,9 @@ def test_an_embedding_past_its_time_limit_fails_the_document_and_a_duplicate_tas
     from retrieval.tasks import embed_document
 
     alice, _ = worlds
-    document = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+    document = document_upload(
+        organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode())
+    ).document
 
     def too_slow(**kwargs):
         raise SoftTimeLimitExceeded()
@@ -247,7 +279,9 @@ def test_pending_documents_are_queued_again_at_most_once_per_period(worlds, queu
     from retrieval.services import document_pending_requeue
 
     alice, _ = worlds
-    document = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+    document = document_upload(
+        organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode())
+    ).document
     Document.objects.filter(pk=document.pk).update(updated_at=document.updated_at - datetime.timedelta(hours=1))
     assert document_pending_requeue(older_than_seconds=900) == 1
     assert document_pending_requeue(older_than_seconds=900) == 0  # its task may still be running
@@ -257,7 +291,9 @@ def test_a_replacement_that_fails_says_the_previous_version_is_still_searched(wo
     import retrieval.services
 
     alice, _ = worlds
-    document = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+    document = document_upload(
+        organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode())
+    ).document
     document_embed(document_id=document.pk)
     document_upload(organization=alice.organization, uploaded_file=upload("rules.md", b"# Pets\n\nCats allowed.\n"))
 
