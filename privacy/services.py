@@ -68,6 +68,11 @@ def _decide(request: DataRequest, *, user: Any, status: str) -> None:
 
 
 def _check_pending(request: DataRequest) -> None:
+    """Lock the request's row and check, on what is stored now, that it still
+    waits for a decision: two people deciding at once, or a retried approval,
+    decide it once. Call inside the transaction that acts and decides."""
+    DataRequest.objects.select_for_update().filter(pk=request.pk).values_list("pk").first()
+    request.refresh_from_db(fields=["status", "tenant"])
     if request.status != DataRequest.Status.PENDING:
         raise DataRequestError(
             f"This request was already decided ({request.get_status_display().lower()}).", field="status"
@@ -78,28 +83,31 @@ def data_request_export(*, request: DataRequest, user: Any, via: str) -> bytes:
     """Approve an export request: the ZIP for the landlord to hand over."""
     if request.kind != DataRequest.Kind.EXPORT:
         raise DataRequestError("This is not an export request.")
-    _check_pending(request)
-    if request.tenant is None:
-        raise DataRequestError("Link the request to a tenant first (the number matches no tenant).")
-    payload = tenant_export_build(tenant=request.tenant, user=user, via=via)
-    _decide(request, user=user, status=DataRequest.Status.DONE)
+    with transaction.atomic():
+        _check_pending(request)
+        if request.tenant is None:
+            raise DataRequestError("Link the request to a tenant first (the number matches no tenant).")
+        payload = tenant_export_build(tenant=request.tenant, user=user, via=via)
+        _decide(request, user=user, status=DataRequest.Status.DONE)
     return payload
 
 
 def data_request_erase(*, request: DataRequest, user: Any, via: str) -> ErasureRecord:
     if request.kind != DataRequest.Kind.ERASURE:
         raise DataRequestError("This is not an erasure request.")
-    _check_pending(request)
-    if request.tenant is None:
-        raise DataRequestError("Link the request to a tenant first.")
-    record = tenant_erase(tenant=request.tenant, user=user, via=via)
-    _decide(request, user=user, status=DataRequest.Status.DONE)
+    with transaction.atomic():
+        _check_pending(request)
+        if request.tenant is None:
+            raise DataRequestError("Link the request to a tenant first.")
+        record = tenant_erase(tenant=request.tenant, user=user, via=via)
+        _decide(request, user=user, status=DataRequest.Status.DONE)
     return record
 
 
 def data_request_reject(*, request: DataRequest, user: Any, via: str) -> None:
-    _check_pending(request)
-    _decide(request, user=user, status=DataRequest.Status.REJECTED)
+    with transaction.atomic():
+        _check_pending(request)
+        _decide(request, user=user, status=DataRequest.Status.REJECTED)
     audit_record(
         organization_id=request.organization_id,
         actor=user,

@@ -16,6 +16,7 @@ from issues.models import Issue
 from privacy.erasure import ERASED, tenant_erase
 from privacy.export import tenant_export_build
 from privacy.models import AuditEvent, DataRequest, ErasureRecord
+from privacy.services import DataRequestError, data_request_erase, data_request_reject
 from privacy.tests.conftest import SECRET, secret
 
 pytestmark = pytest.mark.django_db
@@ -175,6 +176,22 @@ def test_erasing_twice_changes_nothing_more(worlds):
     first = tenant_erase(tenant=alice.tenant, user=alice.user, via="api")
     second = tenant_erase(tenant=alice.tenant, user=alice.user, via="api")
     assert first.counts and second.counts == {}
+
+
+def test_a_request_decided_meanwhile_is_not_decided_again(worlds):
+    """Two people (or a retried approval) holding the same pending request: the
+    second decision sees the first and changes nothing."""
+    alice, _ = worlds
+    created = DataRequest.objects.create(organization=alice.organization, tenant=alice.tenant, kind="erasure")
+    first, second, third = (DataRequest.objects.get(pk=created.pk) for _ in range(3))
+    data_request_erase(request=first, user=alice.user, via="api")
+    with pytest.raises(DataRequestError, match="already decided"):
+        data_request_erase(request=second, user=alice.user, via="api")
+    with pytest.raises(DataRequestError, match="already decided"):
+        data_request_reject(request=third, user=alice.user, via="api")
+    assert ErasureRecord.objects.count() == 1
+    created.refresh_from_db()
+    assert created.status == "done"
 
 
 def test_the_admin_erases_an_erasure_request_after_confirmation(worlds, client):
