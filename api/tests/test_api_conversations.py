@@ -1,6 +1,6 @@
 import pytest
 
-from properties.tests.persona import MessageFactory
+from properties.tests.persona import ConversationFactory, MessageFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -18,6 +18,15 @@ def test_conversation_list_and_filters(alice_api, worlds):
     assert alice_api.get("/api/v1/conversations/", {"escalated": "true"}).json()["count"] == 0
     detail = alice_api.get(f"/api/v1/conversations/{alice.conversation.pk}/").json()
     assert detail["phone"] == alice.conversation.phone
+
+
+def test_a_conversation_nobody_wrote_in_comes_last_in_latest_first(alice_api, worlds):
+    alice, _ = worlds
+    silent = ConversationFactory(organization=alice.organization, phone="+447700900999", last_inbound_at=None)
+    ids = [c["id"] for c in alice_api.get("/api/v1/conversations/").json()["results"]]
+    assert ids == [alice.conversation.pk, silent.pk]
+    ids = [c["id"] for c in alice_api.get("/api/v1/conversations/", {"ordering": "last_inbound_at"}).json()["results"]]
+    assert ids == [alice.conversation.pk, silent.pk]
 
 
 def test_messages_page_with_a_cursor_in_order_without_counting(alice_api, worlds):

@@ -54,6 +54,20 @@ def test_filters_and_ordering(alice_api, worlds):
     assert refs(created_after=(timezone.now() + datetime.timedelta(hours=1)).isoformat()) == []
 
 
+def test_urgency_and_status_order_by_meaning_not_spelling(alice_api, worlds):
+    alice, _ = worlds
+    urgent = IssueFactory(organization=alice.organization, property=alice.property, urgency="urgent", status="closed")
+    Issue.objects.filter(pk=alice.routine.pk).update(status="scheduled")
+
+    def refs(ordering):
+        return [i["reference"] for i in alice_api.get("/api/v1/issues/", {"ordering": ordering}).json()["results"]]
+
+    by_severity = [alice.emergency.reference, urgent.reference, alice.routine.reference]
+    assert refs("-urgency") == by_severity
+    assert refs("urgency") == by_severity[::-1]
+    assert refs("status") == [alice.emergency.reference, alice.routine.reference, urgent.reference]  # open first
+
+
 def test_page_size_is_bounded(alice_api, worlds):
     alice, _ = worlds
     for _ in range(5):

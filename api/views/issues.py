@@ -193,6 +193,14 @@ class IssueListApi(OrganizationScopedApi, generics.ListAPIView):
     serializer_class = OutputSerializer
     filterset_class = IssueFilter
     ordering_fields = ["created_at", "updated_at", "urgency", "status", "reference", "scheduled_for", "next_due"]
+    ordering_ranks = {
+        "urgency": [
+            Issue.Urgency.ROUTINE,
+            Issue.Urgency.URGENT,
+            Issue.Urgency.EMERGENCY,
+        ],  # -urgency: emergencies first
+        "status": list(Issue.Status.values),  # the lifecycle's order
+    }
     ordering = ["-created_at", "-id"]
 
     def get_queryset(self):
