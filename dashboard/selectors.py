@@ -115,7 +115,8 @@ def agency_day(*, organization_ids: Collection[int] | None, now: datetime.dateti
         "Conversations waiting for a person",
         "Nobody is waiting for a person.",
         queryset_for_organizations_or_all(
-            Conversation.objects.filter(bot_paused=True).order_by("-last_inbound_at"), organization_ids
+            Conversation.objects.filter(bot_paused=True, retired_at__isnull=True).order_by("-last_inbound_at"),
+            organization_ids,
         ),
         lambda c: Item(
             f"{c.profile_name or c.phone}",

@@ -1,10 +1,13 @@
 """Properties, tenants and tenancies through the API."""
 
+import datetime
+
 import pytest
+from django.utils import timezone
 
 from api.tests.conftest import token_client
 from properties.models import Property, Tenancy, Tenant
-from properties.tests.factories import MembershipFactory, OrganizationFactory, UserFactory
+from properties.tests.factories import MembershipFactory, OrganizationFactory, PropertyFactory, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -88,6 +91,12 @@ def test_tenancy_create_checks_dates_and_lists_with_filters(alice_api, worlds):
     assert (
         alice_api.get(f"/api/v1/tenants/{tenant['id']}/").json()["tenancies"][0]["property_code"] == alice.property.code
     )
+    next_month = (timezone.localdate() + datetime.timedelta(days=31)).isoformat()
+    payload.update(end_date=None, property=PropertyFactory(organization=alice.organization).pk, start_date=next_month)
+    assert alice_api.post("/api/v1/tenancies/", payload, format="json").status_code == 201
+    current = alice_api.get("/api/v1/tenancies/", {"tenant": tenant["id"], "current": "true"}).json()
+    assert current["count"] == 1  # one not started yet is not current
+    assert alice_api.get("/api/v1/tenancies/", {"tenant": tenant["id"], "current": "false"}).json()["count"] == 1
 
 
 def test_user_without_membership_is_forbidden():

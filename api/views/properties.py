@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import django_filters
 from django.db.models import Q
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers, status
 from rest_framework.response import Response
@@ -249,18 +250,19 @@ class TenancyOutput(serializers.ModelSerializer):
 class TenancyFilter(django_filters.FilterSet):
     tenant = django_filters.NumberFilter(field_name="tenant_id")
     property = django_filters.NumberFilter(field_name="property_id")
-    current = django_filters.BooleanFilter(method="filter_current", label="Only running (true) or ended (false)")
+    current = django_filters.BooleanFilter(
+        method="filter_current", label="Only running today (true), or ended or not started (false)"
+    )
 
     class Meta:
         model = Tenancy
         fields: list[str] = []
 
     def filter_current(self, queryset, name, value):
-        import datetime
-
         if value is None:
             return queryset
-        running = Q(end_date__isnull=True) | Q(end_date__gte=datetime.date.today())
+        today = timezone.localdate()
+        running = Q(start_date__lte=today) & (Q(end_date__isnull=True) | Q(end_date__gte=today))
         return queryset.filter(running) if value else queryset.exclude(running)
 
 

@@ -71,6 +71,10 @@ def test_each_section_lists_what_needs_the_landlord(worlds):
         assert issue.reference not in shown_to_bob and f"/{issue.pk}/" not in shown_to_bob
     assert not bobs["Conversations waiting for a person"].items
 
+    # The number changed hands: the paused conversation is retired, nobody can answer there.
+    Conversation.objects.filter(pk=alice.conversation.pk).update(retired_at=timezone.now())
+    assert not sections(alice.organization)["Conversations waiting for a person"].items
+
 
 def test_the_home_page_costs_the_same_queries_with_more_issues(client, worlds, django_assert_max_num_queries):
     alice, _ = worlds
