@@ -616,7 +616,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "api.pagination.PagePagination",
     "DEFAULT_FILTER_BACKENDS": [
-        "django_filters.rest_framework.DjangoFilterBackend",
+        "api.filtering.StrictFilterBackend",
         "api.ordering.StrictOrderingFilter",
     ],
     # API_THROTTLE_RATE / API_ANON_THROTTLE_RATE below; over the rate: 429 with Retry-After.

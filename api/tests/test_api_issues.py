@@ -68,6 +68,33 @@ def test_urgency_and_status_order_by_meaning_not_spelling(alice_api, worlds):
     assert refs("status") == [alice.emergency.reference, alice.routine.reference, urgent.reference]  # open first
 
 
+def test_an_unknown_query_parameter_is_a_400_naming_it(alice_api, worlds):
+    response = alice_api.get("/api/v1/issues/", {"stauts": "open"})
+    assert response.status_code == 400
+    [message] = response.json()["error"]["fields"]["stauts"]
+    assert "no parameter 'stauts'" in message and "status" in message
+    assert alice_api.get("/api/v1/issues/export.csv", {"organisation": "1"}).status_code == 400
+    assert alice_api.get("/api/v1/contractors/", {"nmae": "x"}).status_code == 400
+    assert alice_api.get("/api/v1/issues/", {"page": 1, "page_size": 5, "ordering": "-created_at"}).status_code == 200
+
+
+def test_every_list_narrows_to_one_organization(worlds):
+    from api.tests.conftest import token_client
+    from properties.tests.factories import MembershipFactory
+
+    alice, bob = worlds
+    MembershipFactory(user=alice.user, organization=bob.organization)  # a member of both agencies
+    api = token_client(alice.user)
+    for path in ["issues", "conversations", "documents", "properties", "tenants", "tenancies", "contractors"]:
+        everything = api.get(f"/api/v1/{path}/").json()["count"]
+        alices = api.get(f"/api/v1/{path}/", {"organization": alice.organization.pk}).json()["count"]
+        bobs = api.get(f"/api/v1/{path}/", {"organization": bob.organization.pk}).json()["count"]
+        assert alices and bobs and alices + bobs == everything, path
+    rows = api.get("/api/v1/issues/export.csv", {"organization": bob.organization.pk})
+    text = b"".join(rows.streaming_content).decode()
+    assert alice.emergency.reference not in text and bob.emergency.reference in text
+
+
 def test_page_size_is_bounded(alice_api, worlds):
     alice, _ = worlds
     for _ in range(5):

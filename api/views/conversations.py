@@ -8,13 +8,14 @@ from rest_framework import generics, serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.filtering import OrganizationFilterSet
 from api.pagination import MessageCursorPagination
 from api.scoping import OrganizationScopedApi
 from conversations.models import Conversation, GatheringState, IdentityStatus, Media, Message
 from conversations.selectors import conversation_list, message_list
 
 
-class ConversationFilter(django_filters.FilterSet):
+class ConversationFilter(OrganizationFilterSet):
     identity_status = django_filters.MultipleChoiceFilter(choices=IdentityStatus.choices)
     gathering_state = django_filters.MultipleChoiceFilter(choices=GatheringState.choices)
     bot_paused = django_filters.BooleanFilter()

@@ -10,6 +10,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.filtering import OrganizationFilterSet
 from api.inputs import StrictInput
 from api.scoping import OrganizationScopedApi
 from properties.models import Property
@@ -51,7 +52,7 @@ class DocumentUploadOutput(DocumentOutput):
         fields = [*DocumentOutput.Meta.fields, "upload"]
 
 
-class DocumentFilter(django_filters.FilterSet):
+class DocumentFilter(OrganizationFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=Document.Status.choices)
     property = django_filters.NumberFilter(field_name="property_id")
     organization_wide = django_filters.BooleanFilter(field_name="property", lookup_expr="isnull")

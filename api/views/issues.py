@@ -17,6 +17,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.filtering import OrganizationFilterSet
 from api.inputs import StrictInput
 from api.scoping import OrganizationScopedApi
 from issues.deadlines import ClockError, clock_meet, clock_state
@@ -39,7 +40,7 @@ from properties.models import Contractor
 from properties.working_time import zone_get
 
 
-class IssueFilter(django_filters.FilterSet):
+class IssueFilter(OrganizationFilterSet):
     status = django_filters.MultipleChoiceFilter(choices=Issue.Status.choices)
     urgency = django_filters.MultipleChoiceFilter(choices=Issue.Urgency.choices)
     category = django_filters.MultipleChoiceFilter(choices=Issue.Category.choices)

@@ -15,6 +15,7 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.filtering import OrganizationFilterSet
 from api.inputs import StrictInput
 from api.scoping import OrganizationScopedApi
 from privacy.erasure import tenant_erase
@@ -100,11 +101,23 @@ class DataRequestScopedApi(OrganizationScopedApi):
         return DataRequest.objects.filter(organization_id__in=self.organization_ids())
 
 
+class DataRequestFilter(OrganizationFilterSet):
+    class Meta:
+        model = DataRequest
+        fields = ["status", "kind", "source"]
+
+
+class AuditEventFilter(OrganizationFilterSet):
+    class Meta:
+        model = AuditEvent
+        fields = ["action", "via", "target_type", "target_id"]
+
+
 class DataRequestListApi(DataRequestScopedApi, generics.ListAPIView):
     """Data requests of your organizations (tenants asking over WhatsApp, or entered by a landlord)."""
 
     serializer_class = DataRequestOutput
-    filterset_fields = ["status", "kind", "source"]
+    filterset_class = DataRequestFilter
     ordering_fields = ["created_at"]
     ordering = ["-created_at", "-id"]
 
@@ -154,7 +167,7 @@ class AuditEventListApi(OrganizationScopedApi, generics.ListAPIView):
     """The audit log of the organizations you own (owners only)."""
 
     serializer_class = AuditEventOutput
-    filterset_fields = ["action", "via", "target_type", "target_id"]
+    filterset_class = AuditEventFilter
     ordering_fields = ["at"]
     ordering = ["-at", "-id"]
 

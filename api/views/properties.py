@@ -10,6 +10,7 @@ from rest_framework import generics, serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from api.filtering import OrganizationFilterSet
 from api.inputs import StrictInput
 from api.scoping import OrganizationScopedApi
 from properties.models import Contractor, Property, RepairCategory, Tenancy, Tenant
@@ -50,9 +51,8 @@ class PropertyOutput(serializers.ModelSerializer):
         ]
 
 
-class PropertyFilter(django_filters.FilterSet):
+class PropertyFilter(OrganizationFilterSet):
     q = django_filters.CharFilter(method="filter_q", label="Search code, address and postcode")
-    organization = django_filters.NumberFilter(field_name="organization_id")
 
     class Meta:
         model = Property
@@ -154,10 +154,9 @@ class TenantOutput(serializers.ModelSerializer):
         fields = ["id", "organization", "name", "phone", "email", "tenancies", "created_at"]
 
 
-class TenantFilter(django_filters.FilterSet):
+class TenantFilter(OrganizationFilterSet):
     q = django_filters.CharFilter(method="filter_q", label="Search name, phone and email")
     phone = django_filters.CharFilter(field_name="phone")
-    organization = django_filters.NumberFilter(field_name="organization_id")
 
     class Meta:
         model = Tenant
@@ -248,6 +247,7 @@ class TenancyOutput(serializers.ModelSerializer):
 
 
 class TenancyFilter(django_filters.FilterSet):
+    organization = django_filters.NumberFilter(field_name="property__organization_id")
     tenant = django_filters.NumberFilter(field_name="tenant_id")
     property = django_filters.NumberFilter(field_name="property_id")
     current = django_filters.BooleanFilter(
@@ -369,6 +369,12 @@ class ContractorFields(StrictInput):
     active = serializers.BooleanField(required=False)
 
 
+class ContractorFilter(OrganizationFilterSet):
+    class Meta:
+        model = Contractor
+        fields: list[str] = []
+
+
 class ContractorListApi(OrganizationScopedApi, generics.ListAPIView):
     """Your organizations' contractors; POST adds one."""
 
@@ -381,6 +387,7 @@ class ContractorListApi(OrganizationScopedApi, generics.ListAPIView):
 
     OutputSerializer = ContractorOutput
     serializer_class = OutputSerializer
+    filterset_class = ContractorFilter
     ordering = ["name", "id"]
 
     def get_queryset(self):

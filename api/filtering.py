@@ -1,0 +1,34 @@
+"""Query parameters of the lists: one that a list does not know is a 400, not
+ignored (a typo such as ``?stauts=open`` would otherwise return everything),
+and every list can be narrowed to one of the caller's organizations."""
+
+from __future__ import annotations
+
+import django_filters
+from django_filters.rest_framework import DjangoFilterBackend
+from rest_framework.exceptions import ValidationError
+
+# Read by pagination, ordering and the renderers rather than by a filter.
+GENERAL_PARAMETERS = frozenset({"page", "page_size", "cursor", "ordering", "format"})
+
+
+class StrictFilterBackend(DjangoFilterBackend):
+    def filter_queryset(self, request, queryset, view):
+        known = set(GENERAL_PARAMETERS)
+        filterset_class = self.get_filterset_class(view, queryset)
+        if filterset_class is not None:
+            known |= set(filterset_class.base_filters)
+        unknown = sorted(set(request.query_params) - known)
+        if unknown:
+            takes = ", ".join(sorted(known))
+            raise ValidationError(
+                {name: [f"This list has no parameter {name!r}; it takes {takes}."] for name in unknown}
+            )
+        return super().filter_queryset(request, queryset, view)
+
+
+class OrganizationFilterSet(django_filters.FilterSet):
+    """``organization``: a plain id, so that one outside the caller's
+    organizations matches nothing, the same as an id that does not exist."""
+
+    organization = django_filters.NumberFilter(field_name="organization_id")
