@@ -572,7 +572,12 @@ def breakdown_by_contractor(scope: _Scope) -> Breakdown:
     )
     found, more = _busiest(rows, TOP_ROWS)
     ids = [r["contractor_id"] for r in found]
-    taken = scope.jobs().filter(took, contractor_id__in=ids)
+    # One job per issue and contractor, the last they took: an issue reopened and
+    # taken again by the same contractor counts once in its figures and clocks.
+    taken_again = Job.objects.filter(
+        took, issue_id=OuterRef("issue_id"), contractor_id=OuterRef("contractor_id"), pk__gt=OuterRef("pk")
+    )
+    taken = scope.jobs().filter(took, contractor_id__in=ids).exclude(Exists(taken_again))
     issues = {
         r["contractor_id"]: r
         for r in _dicts(
@@ -586,7 +591,7 @@ def breakdown_by_contractor(scope: _Scope) -> Breakdown:
         r["issue__jobs__contractor_id"]: r
         for r in _dicts(
             _decided_clocks(scope)
-            .filter(took_the_job("issue__jobs__"), issue__jobs__contractor_id__in=ids)
+            .filter(issue__jobs__in=taken)
             .values("issue__jobs__contractor_id")
             .annotate(**_inside_counts())
         )

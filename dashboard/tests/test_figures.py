@@ -271,6 +271,8 @@ def test_per_contractor_offers_answers_and_the_issues_they_took(orgs):
     took_closed = issue_at(alpha, created=offered, status="closed", resolved=offered + 20 * HOUR, rating=4)
     job_at(took_closed, sparks, offered=offered, state=Job.State.CANCELLED, responded=offered + 3 * DAY)
     clock_at(took_closed, started=offered, due=offered + DAY, met=offered + 20 * HOUR)
+    # It had been taken by Sparks once before, then reopened (which cancels the job): one issue.
+    job_at(took_closed, sparks, offered=offered - 2 * DAY, state=Job.State.CANCELLED, responded=offered - DAY)
     still_open = issue_at(alpha, created=offered, status="scheduled", acknowledged=offered + HOUR)
     job_at(still_open, sparks, offered=offered, state=Job.State.ACCEPTED, responded=offered + HOUR)
     clock_at(still_open, started=offered, due=offered + DAY)  # overdue: against Sparks
@@ -290,7 +292,8 @@ def test_per_contractor_offers_answers_and_the_issues_they_took(orgs):
     rows = {row.label: row for row in figures(alpha).by_contractor.rows}
     assert list(rows) == ["Sparks Ltd", "Drips & Co"]  # most offers first
     sparks_row = rows["Sparks Ltd"]
-    assert (sparks_row.offered, sparks_row.accepted, sparks_row.declined, sparks_row.lapsed) == (4, 2, 1, 1)
+    assert (sparks_row.offered, sparks_row.accepted, sparks_row.declined, sparks_row.lapsed) == (5, 3, 1, 1)
+    assert sparks_row.ratings == 1
     # Answered: accepted in 1 h, declined in 2 h (the cancelled job's time is the closing's, not an answer).
     assert sparks_row.median_answer == percentile_cont([HOUR, 2 * HOUR], 0.5)
     assert (sparks_row.resolved, sparks_row.median_resolve, sparks_row.rating_average) == (1, 20 * HOUR, 4.0)
