@@ -21,6 +21,9 @@ from properties.selectors import tenancies_current
 
 logger = logging.getLogger(__name__)
 
+# Alerts the model checks afterwards (the turn engine's own are its decision already).
+VALIDATED_SOURCES = frozenset({EmergencyAlert.Source.KEYWORD, EmergencyAlert.Source.CLASSIFIER})
+
 # Sent inside the transaction that stands a dismissed alert down, with
 # ``alert`` (its status, reasoning and conversation), ``tenant_reason`` (why,
 # in the tenant's words and language, when the check gave one) and
@@ -121,7 +124,7 @@ def _alert_create(
                 purpose="emergency_alert",
             )
         transaction.on_commit(lambda: queue_task(EMERGENCY_NOTIFY_EMAIL, [alert.pk]))
-        if source in (EmergencyAlert.Source.KEYWORD, EmergencyAlert.Source.CLASSIFIER):
+        if source in VALIDATED_SOURCES:
             transaction.on_commit(lambda: queue_task(EMERGENCY_VALIDATE, [alert.pk]))
     logger.warning("emergency alert %s (%s) raised for conversation %s", alert.pk, category, conversation.pk)
     return alert

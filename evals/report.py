@@ -8,7 +8,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field, fields
 
-from evals.runner import ScenarioResult, TurnResult
+from evals.runner import ScenarioResult, TurnResult, tool_accepted
 from evals.scenarios import Expect, Scenario
 
 TOKEN_KINDS = ("input", "output", "cache_read", "cache_write")
@@ -71,13 +71,15 @@ class Tally:
 
     def _turn_add(self, turn: TurnResult, e: Expect) -> None:
         trace = turn.trace
+        accepted = tool_accepted(e, turn.chosen, turn.final)
         if e.tools:
             self.tool_turns += 1
-            self.tool_correct += turn.final in e.tools
+            self.tool_correct += accepted
         created = "create_issue" in turn.chosen
         if created and ("create_issue" in e.not_tools or (e.tools and "create_issue" not in e.tools)):
             self.wrong_issue_creations += 1
-        if "create_issue" in e.tools and turn.final != "create_issue":
+        # Missed: the scenario wanted an issue and the model ended with nothing it accepts.
+        if "create_issue" in e.tools and not created and not accepted:
             self.missed_issue_creations += 1
         expected = _emergency_expected(e, trace["emergency"])
         raised = any(a["status"] != "dismissed" for a in trace["emergency"])

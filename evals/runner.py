@@ -31,10 +31,11 @@ from django.test import Client, override_settings
 from conversations.delivery import message_send
 from conversations.models import Conversation, Media, Message, TranscriptionState
 from conversations.testing.signing import WEBHOOK_PATH, inbound_params, twilio_signature
+from emergencies.alerts import VALIDATED_SOURCES
 from emergencies.models import EmergencyAlert
 from emergencies.screening import message_screen
 from evals.replay_inputs import replay_script, replay_view_load
-from evals.scenarios import MEDIA_DIR, OUTCOMES, Scenario, Turn
+from evals.scenarios import MEDIA_DIR, OUTCOMES, Expect, Scenario, Turn
 from issues.models import Issue
 from llm.scripted import scripted_clear, scripted_queue
 from llm.types import LLMError
@@ -309,7 +310,7 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
     )
     validation_errors: dict[int, str] = {}
     if live:
-        alerts = [_alert_validate(a, validation_errors) if a.source == "keyword" else a for a in alerts]
+        alerts = [_alert_validate(a, validation_errors) if a.source in VALIDATED_SOURCES else a for a in alerts]
     trace_row = (
         TurnTrace.objects.filter(conversation__organization=world.organization, id__gt=before["turn_id"])
         .order_by("id")
@@ -321,7 +322,7 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
     if trace_row and trace_row.outcome in OUTCOMES:
         final = trace_row.outcome
     replies = instant + [m.body for m in outbound if m.conversation_id == conversation.pk]
-    failures = _turn_check(turn, chosen, final, conversation, alerts, replies)
+    failures = _turn_check(turn, chosen, final, conversation, alerts, replies, live=live)
     refused = _expected_refusals(turn, trace_row.tool_calls if trace_row else [], script)
     trace = {
         "scenario": scenario.id,
@@ -377,7 +378,7 @@ def _turn_run(world: World, client: Client, scenario: Scenario, index: int, turn
 
 
 def _alert_validate(alert: EmergencyAlert, errors: dict[int, str]) -> EmergencyAlert:
-    """The model check of a keyword alert, as the validation task runs it. A
+    """The model check of an alert, as the validation task runs it. A
     failed call is what the product does with it (the alert stays an
     emergency) and is recorded in the trace; it never ends the whole run."""
     from emergencies.validation import emergency_validate, emergency_validation_failed
@@ -389,13 +390,18 @@ def _alert_validate(alert: EmergencyAlert, errors: dict[int, str]) -> EmergencyA
         return emergency_validation_failed(alert_id=alert.pk, reason=errors[alert.pk])
 
 
-def _turn_check(turn: Turn, chosen, final, conversation, alerts, replies) -> list[str]:
+def tool_accepted(expect: Expect, chosen: list[str], final: str | None) -> bool:
+    """Did the turn end with a tool the scenario accepts? After confirm_property
+    the model is asked again in the same turn and goes on with the report: a
+    turn that expected the confirmation has it."""
+    finals = {final} | ({"confirm_property"} & set(chosen))
+    return not expect.tools or bool(finals & set(expect.tools))
+
+
+def _turn_check(turn: Turn, chosen, final, conversation, alerts, replies, *, live: bool) -> list[str]:
     e = turn.expect
     failures = []
-    # After confirm_property the model is asked again in the same turn and goes
-    # on with the report: a turn that expected the confirmation has it.
-    finals = {final} | ({"confirm_property"} & set(chosen))
-    if e.tools and not finals & set(e.tools):
+    if not tool_accepted(e, chosen, final):
         failures.append(f"expected one of {e.tools}, the model chose {final or 'nothing'} (calls: {chosen})")
     wrong = [t for t in [*chosen, final] if t and t in e.not_tools]
     if wrong:
@@ -408,16 +414,28 @@ def _turn_check(turn: Turn, chosen, final, conversation, alerts, replies) -> lis
         failures.append(
             f"emergency alert {'raised' if alerts else 'not raised'}, expected {'one' if e.emergency else 'none'}"
         )
-    checked = [a for a in alerts if a.source == "keyword" and a.status != "pending"]
-    if e.emergency_verdict and checked:
-        decided = sorted({a.status for a in checked} - {e.emergency_verdict})
-        if decided:
-            failures.append(f"the model check of the keyword alert ended {decided}, expected {e.emergency_verdict}")
+    if e.emergency_verdict and live:
+        failures += _verdict_check(e.emergency_verdict, alerts)
     text = "\n".join(replies).lower()
     for needle in e.reply_contains:
         if needle.lower() not in text:
             failures.append(f"no reply contains {needle!r}")
     return failures
+
+
+def _verdict_check(verdict: str, alerts: list[EmergencyAlert]) -> list[str]:
+    """What the model check decided, where it ran (live mode). An alert it
+    should have checked and did not is a failure, and so is a real emergency
+    with no alert to confirm; a tempting message that raised no alert at all
+    had nothing to dismiss."""
+    checkable = [a for a in alerts if a.source in VALIDATED_SOURCES]
+    checked = [a for a in checkable if a.status != "pending"]
+    if len(checked) < len(checkable):
+        return [f"{len(checkable) - len(checked)} alert(s) were never checked by the model, expected {verdict}"]
+    if verdict == "confirmed" and not checked:
+        return ["no alert for the model check to confirm"]
+    decided = sorted({a.status for a in checked} - {verdict})
+    return [f"the model check of the alert ended {decided}, expected {verdict}"] if decided else []
 
 
 def _end_check(world: World, scenario: Scenario) -> list[str]:

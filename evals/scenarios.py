@@ -153,6 +153,15 @@ def _model(value, where: str) -> list[dict]:
     return calls
 
 
+def _strings(value: Any, spot: str) -> list[str]:
+    """A YAML list of strings; a bare string would be read as its letters."""
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ScenarioError(f"{spot}: a list of strings, such as [emergency]")
+    return value
+
+
 def scenario_parse(data: Any, path: Path) -> Scenario:
     where = path.name
     if not isinstance(data, dict):
@@ -174,7 +183,7 @@ def scenario_parse(data: Any, path: Path) -> Scenario:
         id=str(data["id"]),
         path=path,
         title=str(data.get("title", "")),
-        tags=list(data.get("tags") or []),
+        tags=_strings(data.get("tags"), f"{where}.tags"),
         phone_known=bool(tenant.get("phone_known", True)),
         properties=properties,
         open_issues=list(setup.get("open_issues") or []),
@@ -239,10 +248,16 @@ def scenario_parse(data: Any, path: Path) -> Scenario:
                     identity_status_after=expect.get("identity_status_after"),
                     emergency=expect.get("emergency"),
                     emergency_verdict=expect.get("emergency_verdict"),
-                    reply_contains=list(expect.get("reply_contains") or []),
+                    reply_contains=_strings(expect.get("reply_contains"), f"{spot}.expect.reply_contains"),
                     notes=str(expect.get("notes", "")),
                 ),
             )
+        )
+    if not scenario.end and (
+        idle := [n for n, raw in enumerate(data["turns"]) if not set(raw.get("expect") or {}) - {"notes"}]
+    ):
+        raise ScenarioError(
+            f"{where}.turns{idle}: no expectation and no 'end' block: say what the turn must do (tools, emergency, ...)"
         )
     return scenario
 

@@ -149,7 +149,7 @@ def test_live_run_asks_claude_and_reports_every_figure_per_scenario_and_overall(
     assert fire["failures"] == [
         "turn 1: expected one of ['respond'], the model chose create_issue (calls: ['create_issue'])",
         "turn 1: chose ['create_issue'], which this turn must not",
-        "turn 1: the model check of the keyword alert ended ['confirmed'], expected dismissed",
+        "turn 1: the model check of the alert ended ['confirmed'], expected dismissed",
     ]  # and no "end:" failure: the model's create_issue added to the code's one issue
     assert gas["failures"] == [
         "turn 1: expected one of ['create_issue'], the model chose respond (calls: ['respond'])"
@@ -198,7 +198,7 @@ def test_a_failed_model_check_is_recorded_and_the_live_run_goes_on(anthropic_stu
     assert by_id["adr-boiler-not-working-asks-details"]["pass_all"]  # the run carried on
     fire = by_id[FIRE]
     assert fire["failures"] == [
-        "turn 1: the model check of the keyword alert ended ['validation_failed'], expected dismissed"
+        "turn 1: the model check of the alert ended ['validation_failed'], expected dismissed"
     ]
     assert fire["emergency_false_positives"] == 1  # fail safe: it stayed an emergency
     trace = json.loads((trace_dir / f"{FIRE}.run1.json").read_text())

@@ -6,7 +6,11 @@ import yaml
 from evals.runner import scenario_run
 from evals.scenarios import ScenarioError, scenario_parse, scenarios_load
 
-GOOD = {"id": "x", "tenant": {"phone_known": True, "properties": 1}, "turns": [{"tenant": "hi"}]}
+GOOD = {
+    "id": "x",
+    "tenant": {"phone_known": True, "properties": 1},
+    "turns": [{"tenant": "hi", "expect": {"tools": ["respond"]}}],
+}
 
 
 def parse(**changes):
@@ -27,6 +31,9 @@ def parse(**changes):
         ({"turns": [{"tenant": "", "photos": ["nowhere.jpg"]}]}, "photos: no such file in"),
         ({"turns": [{"tenant": "", "voice": "hi", "voice_failed": True}]}, "either transcribed (voice) or not"),
         ({"turns": [{"tenant": "", "twilio": ["Latitude"]}]}, "twilio: a mapping of Twilio field names"),
+        ({"tags": "emergency"}, "x.yaml.tags: a list of strings"),
+        ({"turns": [{"tenant": "hi", "expect": {"reply_contains": "gas"}}]}, "reply_contains: a list of strings"),
+        ({"turns": [{"tenant": "hi", "expect": {"notes": "anything"}}]}, "turns[0]: no expectation and no 'end'"),
     ],
 )
 def test_loader_says_which_file_and_field_is_wrong(changes, message):
@@ -48,7 +55,7 @@ def test_duplicate_ids_are_refused(tmp_path):
 
 
 def test_after_parses_durations():
-    turn = parse(turns=[{"tenant": "hi", "after": "3d"}]).turns[0]
+    turn = parse(turns=[{"tenant": "hi", "after": "3d", "expect": {"tools": ["respond"]}}]).turns[0]
     assert turn.after.days == 3
 
 
@@ -102,3 +109,36 @@ def test_a_voice_note_reaches_the_turn_as_its_transcript_and_a_pin_as_a_pin(sett
     voice, pin = Message.objects.filter(direction="inbound").order_by("id")
     assert voice.media.get().transcript == "the kitchen tap is dripping all day" and voice.kind == "audio"
     assert pin.kind == "location" and str(pin.latitude) == "53.795980"
+
+
+def test_a_verdict_expected_live_fails_when_no_model_check_decided():
+    from emergencies.models import EmergencyAlert
+    from evals.runner import _verdict_check
+
+    def alert(source, status):
+        return EmergencyAlert(source=source, status=status, category="gas")
+
+    assert _verdict_check("dismissed", [alert("classifier", "dismissed")]) == []
+    assert _verdict_check("dismissed", []) == []  # no false alarm: nothing to dismiss
+    assert _verdict_check("confirmed", []) == ["no alert for the model check to confirm"]
+    assert "never checked" in _verdict_check("dismissed", [alert("classifier", "pending")])[0]
+    assert _verdict_check("dismissed", [alert("keyword", "confirmed")]) == [
+        "the model check of the alert ended ['confirmed'], expected dismissed"
+    ]
+    assert _verdict_check("confirmed", [alert("model", "pending"), alert("keyword", "confirmed")]) == []
+
+
+def test_the_report_counts_a_turn_right_as_the_pass_check_does():
+    from evals.report import Tally
+    from evals.runner import TurnResult
+
+    trace = {"emergency": [], "latency_ms": {}, "tokens": {}}
+    expect = parse(turns=[{"tenant": "hi", "expect": {"tools": ["respond", "create_issue"]}}]).turns[0].expect
+    tally = Tally()
+    tally._turn_add(TurnResult(0, "hi", ["respond"], "respond", [], trace), expect)
+    tally._turn_add(TurnResult(1, "hi", ["escalate"], "escalate", [], trace), expect)
+    assert (tally.tool_turns, tally.tool_correct, tally.missed_issue_creations) == (2, 1, 1)
+    confirming = parse(turns=[{"tenant": "hi", "expect": {"tools": ["confirm_property"]}}]).turns[0].expect
+    tally = Tally()
+    tally._turn_add(TurnResult(0, "hi", ["confirm_property", "respond"], "respond", [], trace), confirming)
+    assert tally.tool_correct == 1
