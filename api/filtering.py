@@ -7,6 +7,7 @@ from __future__ import annotations
 import django_filters
 from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.exceptions import ValidationError
+from rest_framework.filters import OrderingFilter
 
 # Read by pagination, ordering and the renderers rather than by a filter.
 GENERAL_PARAMETERS = frozenset({"page", "page_size", "cursor", "ordering", "format"})
@@ -15,6 +16,8 @@ GENERAL_PARAMETERS = frozenset({"page", "page_size", "cursor", "ordering", "form
 class StrictFilterBackend(DjangoFilterBackend):
     def filter_queryset(self, request, queryset, view):
         known = set(GENERAL_PARAMETERS)
+        if not any(issubclass(backend, OrderingFilter) for backend in view.filter_backends):
+            known.discard("ordering")  # a list in one fixed order
         filterset_class = self.get_filterset_class(view, queryset)
         if filterset_class is not None:
             known |= set(filterset_class.base_filters)

@@ -1,5 +1,5 @@
-"""Page-number pagination for ordinary lists; a cursor for messages, which
-never counts the (large) table."""
+"""Page-number pagination for ordinary lists; a cursor for messages and the
+audit log, which grow without end and are never counted."""
 
 from __future__ import annotations
 
@@ -17,6 +17,14 @@ class PagePagination(PageNumberPagination):
 
 class MessageCursorPagination(CursorPagination):
     ordering = ("created_at", "id")
+    page_size_query_param = "page_size"
+
+    def __init__(self) -> None:
+        self.max_page_size = settings.API_MAX_PAGE_SIZE
+
+
+class AuditCursorPagination(CursorPagination):
+    ordering = ("-at", "-id")  # newest first
     page_size_query_param = "page_size"
 
     def __init__(self) -> None:

@@ -15,8 +15,9 @@ from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from api.filtering import OrganizationFilterSet
+from api.filtering import OrganizationFilterSet, StrictFilterBackend
 from api.inputs import StrictInput
+from api.pagination import AuditCursorPagination
 from api.scoping import OrganizationScopedApi
 from privacy.erasure import tenant_erase
 from privacy.export import export_filename, tenant_export_build
@@ -168,8 +169,8 @@ class AuditEventListApi(OrganizationScopedApi, generics.ListAPIView):
 
     serializer_class = AuditEventOutput
     filterset_class = AuditEventFilter
-    ordering_fields = ["at"]
-    ordering = ["-at", "-id"]
+    pagination_class = AuditCursorPagination  # newest first; follow ``next``, no counting
+    filter_backends = [StrictFilterBackend]
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):  # the schema generator
