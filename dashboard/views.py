@@ -19,8 +19,8 @@ def dashboard_view(request: HttpRequest) -> HttpResponse:
     """The figures of the user's organizations (a superuser: all), or of the
     one chosen in the page's select among them. An organization the user is
     not a member of is ignored, never shown; a user with no organization sees
-    an empty dashboard. Weeks are in the organization's time zone when one
-    organization is shown, the project's otherwise."""
+    an empty dashboard. Weeks are in the organizations' time zone when those shown
+    share one, the project's otherwise."""
     user = request.user
     allowed = None if user.is_superuser else user_organization_ids(user)
     organizations = list(
@@ -31,9 +31,10 @@ def dashboard_view(request: HttpRequest) -> HttpResponse:
     chosen = request.GET.get("organization", "")
     selected = next((o for o in organizations if str(o.pk) == chosen), None)
     shown = [selected] if selected else organizations
+    zones = {o.timezone for o in shown}
     figures = dashboard_figures(
         organization_ids=[selected.pk] if selected else allowed,
-        zone=zone_get(shown[0].timezone) if len(shown) == 1 else timezone.get_default_timezone(),
+        zone=zone_get(zones.pop()) if len(zones) == 1 else timezone.get_default_timezone(),
     )
     context = {
         **admin.site.each_context(request),

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from dashboard.tests.builders import DAY, HOUR, clock_at, issue_at
 from properties.models import Membership
-from properties.tests.factories import MembershipFactory, PropertyFactory, UserFactory
+from properties.tests.factories import MembershipFactory, OrganizationFactory, PropertyFactory, UserFactory
 from properties.tests.persona import alice_and_bob
 
 pytestmark = pytest.mark.django_db
@@ -127,6 +127,17 @@ def test_weeks_are_counted_in_the_organizations_time_zone(client, worlds):
     with time_machine.travel(datetime.datetime(2026, 11, 22, 11, 30, tzinfo=datetime.UTC), tick=False):
         figures = client.get(URL).context["figures"]
     assert figures.durations[0].weeks[-1].start == datetime.date(2026, 11, 23)
+    # A member of two agencies in that zone sees both in it; in two zones, in the project's.
+    second = OrganizationFactory(timezone="Pacific/Auckland")
+    MembershipFactory(user=alice.user, organization=second)
+    with time_machine.travel(datetime.datetime(2026, 11, 22, 11, 30, tzinfo=datetime.UTC), tick=False):
+        figures = client.get(URL).context["figures"]
+    assert figures.durations[0].weeks[-1].start == datetime.date(2026, 11, 23)
+    second.timezone = "Europe/London"
+    second.save(update_fields=["timezone"])
+    with time_machine.travel(datetime.datetime(2026, 11, 22, 11, 30, tzinfo=datetime.UTC), tick=False):
+        figures = client.get(URL).context["figures"]
+    assert figures.durations[0].weeks[-1].start == datetime.date(2026, 11, 16)
 
 
 def test_the_home_page_links_to_the_dashboard(client, worlds):
