@@ -61,6 +61,12 @@ def postcode_district(postcode: str) -> str:
     return match.group(1) if match else ""
 
 
+def covers(contractor: Contractor, district: str) -> bool:
+    """No areas: everywhere. A property whose postcode gives no district is
+    covered only by those."""
+    return not contractor.areas or (bool(district) and district in contractor.areas)
+
+
 @dataclass
 class Suggestion:
     contractor: Contractor
@@ -91,7 +97,7 @@ def contractors_suggest(*, issue: Issue) -> list[Suggestion]:
         if issue.category in contractor.trades:
             s.score += 3
             s.reasons.append(f"does {issue.get_category_display().lower()}")
-        if not contractor.areas or district in contractor.areas:
+        if covers(contractor, district):
             s.score += 2
             s.reasons.append(f"covers {district or 'the area'}" if contractor.areas else "covers every area")
         if not contractor.open_jobs:
@@ -271,11 +277,16 @@ def dispatch_auto(issue: Issue, *, tell_landlord: bool = False) -> str:
     # An unverified number names an address it may not live at: a person checks it before anyone is sent.
     if not automatic or issue.tenant_unverified or not issue.is_open():
         return ""
-    trade = [s for s in _reachable(issue) if issue.category in s.contractor.trades]
+    # Sent without a person looking: only to one whose trade and area both fit.
+    district = postcode_district(issue.property.postcode)
+    trade = [s for s in _reachable(issue) if issue.category in s.contractor.trades and covers(s.contractor, district)]
     if Job.objects.filter(issue=issue).count() >= settings.DISPATCH_AUTO_MAX_OFFERS:
         said = f"Offered {settings.DISPATCH_AUTO_MAX_OFFERS} times already: please arrange it yourself."
     elif not trade:
-        said = "No contractor of that trade is left to offer it to: please arrange it yourself."
+        said = (
+            f"No contractor of that trade covering {district or 'the area'} is left to offer it to: "
+            "please arrange it yourself."
+        )
     else:
         job_offer(issue=issue, contractor=trade[0].contractor)
         return f"Offered automatically to {trade[0].contractor.name}."

@@ -303,14 +303,20 @@ def test_with_auto_dispatch_a_routine_report_goes_to_the_best_plumber_and_on_aft
     leak.organization.refresh_from_db()
     assert dispatch_auto(leak) == "Offered automatically to Leeds Plumbing."
     first = Job.objects.get()
+    Contractor.objects.create(
+        organization=home, name="Anywhere Plumbing", trades=["plumbing"], email="jobs@anywhere.example"
+    )
     tenant_says("2", phone=PLUMBER)  # Decline
     second = Job.objects.exclude(pk=first.pk).get()
-    assert second.contractor.name == "Wakefield Plumbing" and second.state == "offered"
+    # Wakefield Plumbing covers WF1 only: it is suggested, never sent a job in LS1 without a person.
+    assert second.contractor.name == "Anywhere Plumbing" and second.state == "offered"
     told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
-    assert told.endswith("declined R2611-LEAK01. Offered automatically to Wakefield Plumbing.")
-    # The electrician is never tried for a leak; after the plumbers, a person decides.
+    assert told.endswith("declined R2611-LEAK01. Offered automatically to Anywhere Plumbing.")
+    # The electrician is never tried for a leak; after the plumbers of the area, a person decides.
     Job.objects.filter(pk=second.pk).update(state="declined")
-    assert dispatch_auto(leak) == "No contractor of that trade is left to offer it to: please arrange it yourself."
+    assert dispatch_auto(leak) == (
+        "No contractor of that trade covering LS1 is left to offer it to: please arrange it yourself."
+    )
 
 
 def test_auto_dispatch_leaves_emergencies_and_organizations_without_it_to_a_person(leak, home, settings):
