@@ -257,6 +257,14 @@ def turn_context_render(context: TurnContext) -> str:
             "The tenant rents several properties; ask which one: "
             + "; ".join(f"{p.code} - {p.address}" for p in context.tenant_properties)
         )
+    elif len(context.tenant_properties) > 1:
+        others = [p for p in context.tenant_properties if p.pk != c.property_id]
+        lines.append(
+            "The tenant also rents: "
+            + "; ".join(f"{p.code} - {p.address}" for p in others)
+            + ". If they say a problem is at one of those, call confirm_property with its code before "
+            "create_issue; if it is unclear which home a new problem is at, ask."
+        )
     if s.emergency:
         lines.append(f"EMERGENCY reported ({c.emergency_category}): safety instructions were sent; no photo needed.")
     lines.append(f"Photo received for this report: {'yes' if s.photo_received else 'no'}")

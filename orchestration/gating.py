@@ -71,7 +71,8 @@ IDENTITY_TRANSITIONS: dict[tuple[str, str], dict[str, str]] = {
 
 IDENTITY_FOR_TOOL: dict[str, set[str]] = {
     "find_property": {I.UNIDENTIFIED, I.IDENTIFIED},
-    "confirm_property": {I.IDENTIFIED},
+    # Confirmed already: only to move to another of the tenant's own homes (see the rejection).
+    "confirm_property": {I.IDENTIFIED, I.CONFIRMED, I.ACTIVE},
     "create_issue": {I.CONFIRMED, I.ACTIVE},
 }
 
@@ -141,6 +142,8 @@ def rejection(tool: str, tool_input: dict[str, Any], snapshot: Snapshot) -> str 
 
 
 def _confirm_property_rejection(tool_input: dict[str, Any], snapshot: Snapshot) -> str | None:
+    if snapshot.identity in (I.CONFIRMED, I.ACTIVE):
+        return _home_move_rejection(tool_input, snapshot)
     if not tool_input.get("confirmed"):
         if not snapshot.candidate_code:
             return "There is no candidate property to reject; ask which property the tenant means."
@@ -152,6 +155,20 @@ def _confirm_property_rejection(tool_input: dict[str, Any], snapshot: Snapshot) 
     allowed = snapshot.property_codes or (snapshot.candidate_code,)
     if code not in allowed:
         return f"{code!r} is not one of this tenant's properties; use a code from the context."
+    return None
+
+
+def _home_move_rejection(tool_input: dict[str, Any], snapshot: Snapshot) -> str | None:
+    """A confirmed tenant who rents several homes says the problem is at another of them."""
+    others = [code for code in snapshot.property_codes if code != snapshot.property_code]
+    if not others:
+        return f"The property is confirmed already ({snapshot.property_code}); carry on with the report."
+    code = tool_input.get("property_code", "")
+    if not tool_input.get("confirmed") or code not in others:
+        return (
+            f"The property is confirmed ({snapshot.property_code}). Only if the tenant says the problem is at "
+            f"another of their homes, call confirm_property with confirmed=true and its code: {', '.join(others)}."
+        )
     return None
 
 

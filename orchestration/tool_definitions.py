@@ -32,7 +32,8 @@ TOOLS: list[dict] = [
         "name": "confirm_property",
         "description": (
             "Record which property the tenant lives in once they have confirmed it: the candidate property they "
-            "said yes to, or the code of one of their current tenancies when they rent several. "
+            "said yes to, or the code of one of their current tenancies when they rent several (also later, "
+            "when they say a problem is at another of their homes than the one confirmed). "
             "confirmed=false when they said the candidate is wrong."
         ),
         "input_schema": {

@@ -103,6 +103,23 @@ def test_confirm_property_only_within_the_tenants_reach(codes, candidate, tool_i
 
 
 @pytest.mark.parametrize(
+    ("codes", "tool_input", "allowed"),
+    [
+        (("FLAT-2", "HOUSE-7"), {"confirmed": True, "property_code": "HOUSE-7"}, True),
+        (("FLAT-2", "HOUSE-7"), {"confirmed": True, "property_code": "FLAT-2"}, False),  # where it is already
+        (("FLAT-2", "HOUSE-7"), {"confirmed": True, "property_code": "FLAT-3"}, False),  # not theirs
+        (("FLAT-2", "HOUSE-7"), {"confirmed": False}, False),
+        (("FLAT-2",), {"confirmed": True, "property_code": "FLAT-2"}, False),  # one home: nothing to move to
+        ((), {"confirmed": True, "property_code": "FLAT-2"}, False),  # an unknown number's confirmed address
+    ],
+)
+@pytest.mark.parametrize("identity", ["confirmed", "active"])
+def test_a_confirmed_tenant_moves_only_to_another_of_their_own_homes(codes, tool_input, allowed, identity):
+    snapshot = Snapshot(identity=identity, gathering="idle", property_codes=codes, property_code="FLAT-2")
+    assert (rejection("confirm_property", tool_input, snapshot) is None) == allowed
+
+
+@pytest.mark.parametrize(
     ("snapshot", "possible"),
     [
         (Snapshot(identity="identified", gathering="awaiting_photo", photo_received=True), False),

@@ -154,3 +154,30 @@ def test_a_home_named_later_is_left_to_the_model(two_homes, tenant_says):
     tenant_says("hello", model=[call("respond", message="Hello! Which home is this about?")])
     tenant_says("7 Orchard Lane", model=[call("respond", message="Thanks, and what is the problem?")])
     assert conversation_for().identity_status == "identified"
+
+
+def test_a_confirmed_tenant_moves_to_another_of_their_homes_through_the_model(two_homes, tenant_says):
+    """After an issue at one home, a problem at the other: the model's
+    confirm_property with that home's code moves the conversation, and the
+    new issue is filed there. Never to a home that is not theirs."""
+    tenant_says("the Orchard Lane house has a slow drip under the kitchen sink", model=[call("ask_for_details")])
+    tenant_says("since this morning", model=[call("ask_for_photo", message="A photo?")])
+    tenant_says("", media=PHOTO, model=[issue_call()])
+    assert conversation_for().identity_status == "active"
+    PropertyFactory(organization=two_homes, code="FLAT-9", address="Flat 9, 1 Other Road, Leeds")
+    tenant_says(
+        "and at the harbour street flat the bathroom light is dead",
+        model=[
+            call("confirm_property", confirmed=True, property_code="FLAT-9"),  # not theirs: refused
+            call("confirm_property", confirmed=True, property_code="HOUSE-7"),  # where it is already: refused
+            call("confirm_property", confirmed=True, property_code="FLAT-1"),
+            call("ask_for_details", question="Which light, and since when?"),
+        ],
+    )
+    conversation = conversation_for()
+    assert (conversation.identity_status, conversation.property.code) == ("active", "FLAT-1")
+    rejected = [c for c in Turn.objects.latest("id").tool_calls if c.get("is_error")]
+    tenant_says("the ceiling one, since yesterday", model=[call("ask_for_photo", message="A photo?")])
+    tenant_says("", media=PHOTO, model=[issue_call(title="Bathroom light not working")])
+    assert [c["input"]["property_code"] for c in rejected] == ["FLAT-9", "HOUSE-7"]
+    assert sorted(Issue.objects.values_list("property__code", flat=True)) == ["FLAT-1", "HOUSE-7"]
