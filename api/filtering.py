@@ -9,15 +9,12 @@ from django_filters.rest_framework import DjangoFilterBackend
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import OrderingFilter
 
-# Read by pagination, ordering and the renderers rather than by a filter.
-GENERAL_PARAMETERS = frozenset({"page", "page_size", "cursor", "ordering", "format"})
-
 
 class StrictFilterBackend(DjangoFilterBackend):
     def filter_queryset(self, request, queryset, view):
-        known = set(GENERAL_PARAMETERS)
-        if not any(issubclass(backend, OrderingFilter) for backend in view.filter_backends):
-            known.discard("ordering")  # a list in one fixed order
+        known = {"format", *_paging_parameters(view)}
+        if any(issubclass(backend, OrderingFilter) for backend in view.filter_backends):
+            known.add("ordering")
         filterset_class = self.get_filterset_class(view, queryset)
         if filterset_class is not None:
             known |= set(filterset_class.base_filters)
@@ -28,6 +25,14 @@ class StrictFilterBackend(DjangoFilterBackend):
                 {name: [f"This list has no parameter {name!r}; it takes {takes}."] for name in unknown}
             )
         return super().filter_queryset(request, queryset, view)
+
+
+def _paging_parameters(view) -> list[str]:
+    """What the view's paginator reads: page and page_size, or cursor and
+    page_size, or nothing (a CSV written whole)."""
+    paginator = getattr(view, "paginator", None)
+    names = ["page_query_param", "cursor_query_param", "page_size_query_param"]
+    return [value for name in names if (value := getattr(paginator, name, None))]
 
 
 class OrganizationFilterSet(django_filters.FilterSet):

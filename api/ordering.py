@@ -1,9 +1,11 @@
 """``?ordering=`` that refuses fields it does not know, instead of ignoring them,
-puts rows without a value last either way, and orders choice fields by their
+puts rows without a value last either way (only where a value can be missing,
+so that indexes keep serving the others), and orders choice fields by their
 meaning instead of their spelling."""
 
 from __future__ import annotations
 
+from django.core.exceptions import FieldDoesNotExist
 from django.db.models import Case, F, IntegerField, Value, When
 from rest_framework.exceptions import ValidationError
 from rest_framework.filters import OrderingFilter
@@ -39,7 +41,17 @@ class StrictOrderingFilter(OrderingFilter):
                     **{rank: Case(*whens, default=Value(len(whens)), output_field=IntegerField())}
                 )
                 name = rank
-            # PostgreSQL puts NULLs first in a descending order: a conversation nobody wrote in
-            # would head "latest first".
-            terms.append(F(name).desc(nulls_last=True) if descending else F(name).asc(nulls_last=True))
+            if _nullable(queryset, name):
+                # PostgreSQL puts NULLs first in a descending order: a conversation nobody wrote in
+                # would head "latest first".
+                terms.append(F(name).desc(nulls_last=True) if descending else F(name).asc(nulls_last=True))
+            else:  # no NULLS clause, so that an index in that order still serves it
+                terms.append(F(name).desc() if descending else F(name).asc())
         return queryset.order_by(*terms)
+
+
+def _nullable(queryset, name: str) -> bool:
+    try:
+        return queryset.model._meta.get_field(name).null
+    except FieldDoesNotExist:  # an annotation (next_due) or a rank: may be empty
+        return not name.endswith("_rank")

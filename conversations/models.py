@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 
 class IdentityStatus(models.TextChoices):
@@ -93,7 +93,7 @@ class Conversation(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        ordering = ["-last_inbound_at"]
+        ordering = [F("last_inbound_at").desc(nulls_last=True)]
         constraints = [
             # One live conversation per number; retired ones keep their history beside it.
             models.UniqueConstraint(
@@ -110,7 +110,10 @@ class Conversation(models.Model):
                 name="conversation_gathering_state_valid",
             ),
         ]
-        indexes = [models.Index(fields=["organization", "-last_inbound_at"], name="conversation_org_recent")]
+        # Latest first, conversations nobody wrote in last (PostgreSQL's DESC puts NULLs first).
+        indexes = [
+            models.Index(F("organization"), F("last_inbound_at").desc(nulls_last=True), name="conversation_org_recent")
+        ]
 
     def __str__(self) -> str:
         return f"{self.phone} ({self.organization})"

@@ -10,7 +10,7 @@ import datetime
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from django.db.models import Exists, OuterRef, QuerySet
+from django.db.models import Exists, F, OuterRef, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -115,7 +115,9 @@ def agency_day(*, organization_ids: Collection[int] | None, now: datetime.dateti
         "Conversations waiting for a person",
         "Nobody is waiting for a person.",
         queryset_for_organizations_or_all(
-            Conversation.objects.filter(bot_paused=True, retired_at__isnull=True).order_by("-last_inbound_at"),
+            Conversation.objects.filter(bot_paused=True, retired_at__isnull=True).order_by(
+                F("last_inbound_at").desc(nulls_last=True)
+            ),
             organization_ids,
         ),
         lambda c: Item(

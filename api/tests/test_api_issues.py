@@ -76,6 +76,13 @@ def test_an_unknown_query_parameter_is_a_400_naming_it(alice_api, worlds):
     assert alice_api.get("/api/v1/issues/export.csv", {"organisation": "1"}).status_code == 400
     assert alice_api.get("/api/v1/contractors/", {"nmae": "x"}).status_code == 400
     assert alice_api.get("/api/v1/issues/", {"page": 1, "page_size": 5, "ordering": "-created_at"}).status_code == 200
+    # Each list takes what its paginator reads: a cursor list refuses page, a page list refuses cursor.
+    assert alice_api.get("/api/v1/issues/", {"cursor": "abc"}).status_code == 400
+    assert alice_api.get("/api/v1/issues/export.csv", {"page": 2}).status_code == 400
+    assert alice_api.get("/api/v1/audit-events/", {"page": 2}).status_code == 400
+    messages = f"/api/v1/conversations/{worlds[0].conversation.pk}/messages/"
+    assert alice_api.get(messages, {"page_size": 2}).status_code == 200
+    assert alice_api.get(messages, {"ordering": "-created_at"}).status_code == 400
 
 
 def test_every_list_narrows_to_one_organization(worlds):
