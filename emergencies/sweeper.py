@@ -19,6 +19,7 @@ from django.utils import timezone
 from config.tasks import EMERGENCY_NOTIFY_EMAIL, EMERGENCY_VALIDATE, queue_task
 from conversations.models import Conversation
 from conversations.sweeper import lease_take
+from emergencies.alerts import VALIDATED_SOURCES
 from emergencies.models import EmergencyAlert
 from emergencies.screening import safety_unsent_send, unscreened_screen
 
@@ -30,14 +31,14 @@ def emergency_sweep() -> dict[str, int]:
     resent = safety_unsent_send()
     now = timezone.now()
     cutoff = now - timedelta(seconds=settings.EMERGENCY_SWEEP_GRACE_SECONDS)
-    unvalidated = Q(status=EmergencyAlert.Status.PENDING, source=EmergencyAlert.Source.KEYWORD)
+    unvalidated = Q(status=EmergencyAlert.Status.PENDING, source__in=VALIDATED_SOURCES)
     unnotified = Q(landlord_notified_at__isnull=True)
     lost = EmergencyAlert.objects.filter(unvalidated | unnotified, created_at__lt=cutoff)
     leased, over = lease_take(lost, now=now, limit=200)
     validate = notify = 0
     for alert in EmergencyAlert.objects.filter(pk__in=leased).order_by("id"):
         tasks = []
-        if alert.status == EmergencyAlert.Status.PENDING and alert.source == EmergencyAlert.Source.KEYWORD:
+        if alert.status == EmergencyAlert.Status.PENDING and alert.source in VALIDATED_SOURCES:
             tasks.append(EMERGENCY_VALIDATE)
             validate += 1
         if alert.landlord_notified_at is None:

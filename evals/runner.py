@@ -426,13 +426,13 @@ def _turn_check(turn: Turn, chosen, final, conversation, alerts, replies, *, liv
 def _verdict_check(verdict: str, alerts: list[EmergencyAlert]) -> list[str]:
     """What the model check decided, where it ran (live mode). An alert it
     should have checked and did not is a failure, and so is a real emergency
-    with no alert to confirm; a tempting message that raised no alert at all
-    had nothing to dismiss."""
+    with no alert at all; one the turn's model raised itself is its own
+    confirmation. A tempting message that raised no alert had nothing to dismiss."""
     checkable = [a for a in alerts if a.source in VALIDATED_SOURCES]
     checked = [a for a in checkable if a.status != "pending"]
     if len(checked) < len(checkable):
         return [f"{len(checkable) - len(checked)} alert(s) were never checked by the model, expected {verdict}"]
-    if verdict == "confirmed" and not checked:
+    if verdict == "confirmed" and not alerts:
         return ["no alert for the model check to confirm"]
     decided = sorted({a.status for a in checked} - {verdict})
     return [f"the model check of the alert ended {decided}, expected {verdict}"] if decided else []

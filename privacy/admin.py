@@ -181,8 +181,12 @@ class DataRequestAdmin(PrivacyScopedAdmin):
     def reject(self, request, queryset):
         count = 0
         for data_request in self._deciding(request, queryset).filter(status=DataRequest.Status.PENDING):
-            data_request_reject(request=data_request, user=request.user, via=AuditEvent.Via.ADMIN)
-            count += 1
+            try:
+                data_request_reject(request=data_request, user=request.user, via=AuditEvent.Via.ADMIN)
+            except DataRequestError as error:  # decided by someone else meanwhile
+                self.message_user(request, f"Request {data_request.pk}: {error}", messages.WARNING)
+            else:
+                count += 1
         self.message_user(request, f"Rejected {count} request(s).")
 
 

@@ -95,6 +95,7 @@ def document_ingest(
         if unchanged:
             logger.info("document %s unchanged: nothing to do", document.pk)
             pending = document.status == Document.Status.PENDING
+            queue = False  # queued when it became pending; beat re-queues one that waits too long
         else:
             document.title = title
             document.checksum = checksum
@@ -102,8 +103,8 @@ def document_ingest(
             document.status = Document.Status.PENDING
             document.error = ""
             document.save(update_fields=["title", "checksum", "text", "status", "error", "updated_at"])
-            pending = True
-        if pending and not embed_now:
+            pending = queue = True
+        if queue and not embed_now:
             document_embed_queue(document=document)
     if pending and embed_now:
         document = document_embed(document_id=document.pk, progress=progress) or document

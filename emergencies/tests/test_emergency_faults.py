@@ -66,3 +66,13 @@ def test_the_sweeper_queues_an_alerts_lost_work_once_per_lease_and_gives_up_afte
         assert emergency_sweep()["validate"] == 1
     assert emergency_sweep()["validate"] == 0
     assert "still unvalidated or unnotified after" in caplog.text
+
+
+def test_the_sweeper_requeues_the_model_check_of_a_classifier_alert_too(home, post_inbound, settings):
+    settings.EMERGENCY_CLASSIFIER = "off"
+    post_inbound(phone=PHONE, to=ORG_NUMBER, body="I can smell gas in the hallway")
+    settings.EMERGENCY_SWEEP_GRACE_SECONDS = -1
+    emergency_sweep()  # screened here: the rules' alert
+    EmergencyAlert.objects.update(source="classifier")  # had the classifier raised it, its lost check is the same
+    settings.SWEEP_LEASE_SECONDS = -1
+    assert emergency_sweep()["validate"] == 1

@@ -197,9 +197,7 @@ def test_a_failed_model_check_is_recorded_and_the_live_run_goes_on(anthropic_stu
     by_id = {r["id"]: r for r in report["results"]}
     assert by_id["adr-boiler-not-working-asks-details"]["pass_all"]  # the run carried on
     fire = by_id[FIRE]
-    assert fire["failures"] == [
-        "turn 1: the model check of the alert ended ['validation_failed'], expected dismissed"
-    ]
+    assert fire["failures"] == ["turn 1: the model check of the alert ended ['validation_failed'], expected dismissed"]
     assert fire["emergency_false_positives"] == 1  # fail safe: it stayed an emergency
     trace = json.loads((trace_dir / f"{FIRE}.run1.json").read_text())
     [alert] = trace["turns"][0]["trace"]["emergency"]

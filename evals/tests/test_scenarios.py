@@ -126,6 +126,7 @@ def test_a_verdict_expected_live_fails_when_no_model_check_decided():
         "the model check of the alert ended ['confirmed'], expected dismissed"
     ]
     assert _verdict_check("confirmed", [alert("model", "pending"), alert("keyword", "confirmed")]) == []
+    assert _verdict_check("confirmed", [alert("model", "pending")]) == []  # the turn's model raised it itself
 
 
 def test_the_report_counts_a_turn_right_as_the_pass_check_does():

@@ -129,6 +129,14 @@ def test_uploading_the_same_file_name_again_replaces_the_text(worlds):
     assert second.text.strip() == "Cats allowed."
 
 
+def test_the_same_file_again_while_it_waits_is_not_queued_twice(worlds, django_capture_on_commit_callbacks):
+    alice, _ = worlds
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        document_upload(organization=alice.organization, uploaded_file=upload("pets.md", b"No pets."))
+        again = document_upload(organization=alice.organization, uploaded_file=upload("pets.md", b"No pets."))
+    assert again.outcome == "unchanged" and len(callbacks) == 1  # one embedding task
+
+
 def test_the_admin_says_when_an_upload_replaced_a_document_or_changed_nothing(client, worlds):
     alice, _ = worlds
     client.force_login(alice.user)
