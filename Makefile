@@ -5,8 +5,11 @@ PY := $(VENV)/bin/python
 
 .PHONY: setup run demo test lint format bench
 
+# Runs only when the requirements change (or nothing is installed yet). A venv
+# without a working pip (`python -m venv` failed at ensurepip: Debian without
+# the python3.X-venv package) is made again, and one that fails is removed.
 $(VENV)/.installed: requirements/base.txt requirements/dev.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip --version >/dev/null 2>&1 || { rm -rf $(VENV) && $(PYTHON) -m venv $(VENV); } || { rm -rf $(VENV); exit 1; }
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements/dev.txt
 	touch $@
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 import datetime
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -25,6 +27,9 @@ BASE_DIR = Path(__file__).resolve().parent.parent
 # score took 27 ms median and 116 ms p95 with them, 12 and 16 without:
 # docs/benchmarks.md). Set before anything imports numpy; the environment wins.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
+Number = TypeVar("Number", int, float)
 
 
 def env(name: str, default: str = "") -> str:
@@ -43,30 +48,61 @@ def env_bool(name: str, default: bool) -> bool:
 
 
 def env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    return int(value) if value else default
+    return _env_number(name, default, int, "a whole number")
 
 
 def env_float(name: str, default: float) -> float:
+    return _env_number(name, default, float, "a number")
+
+
+def _env_number(name: str, default: Number, parse: Callable[[str], Number], kind: str) -> Number:
+    """The number in ``name``, or the default when it is unset or empty; a
+    value that is not one stops the start naming the variable and the value."""
     value = os.environ.get(name)
-    return float(value) if value else default
+    if not value:
+        return default
+    try:
+        return parse(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be {kind}, not {value!r}") from None
 
 
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in env(name, default).split(",") if item.strip()]
 
 
+def env_dict(name: str) -> dict[str, str]:
+    """``a=1,b=2`` -> ``{"a": "1", "b": "2"}``."""
+    pairs = {}
+    for item in env_list(name):
+        key, sep, value = (part.strip() for part in item.partition("="))
+        if not (sep and key and value):
+            raise ImproperlyConfigured(f"{name} takes comma-separated name=value items, not {item!r}")
+        pairs[key] = value
+    return pairs
+
+
 TESTING = "pytest" in sys.modules
-PRODUCTION = env("DJANGO_ENV", "development") == "production"
+DJANGO_ENV = env("DJANGO_ENV") or "development"
+if DJANGO_ENV not in {"development", "production"}:
+    raise ImproperlyConfigured(f"DJANGO_ENV must be development or production, not {DJANGO_ENV!r}")
+PRODUCTION = DJANGO_ENV == "production"
 
 # --- Core -------------------------------------------------------------------
 
+DEVELOPMENT_SECRET_KEY = "development-only-insecure-key"  # noqa: S105 - public, refused in production
 SECRET_KEY = env("DJANGO_SECRET_KEY")
 if not SECRET_KEY:
     if PRODUCTION:
         raise ImproperlyConfigured("DJANGO_SECRET_KEY is required when DJANGO_ENV=production")
-    SECRET_KEY = "development-only-insecure-key"  # noqa: S105 - never used in production
+    SECRET_KEY = DEVELOPMENT_SECRET_KEY
+if PRODUCTION and SECRET_KEY == DEVELOPMENT_SECRET_KEY:
+    raise ImproperlyConfigured("DJANGO_SECRET_KEY is the public development key; production needs a secret one")
 DEBUG = env_bool("DJANGO_DEBUG", not PRODUCTION)
+if PRODUCTION and DEBUG:
+    raise ImproperlyConfigured(
+        "DJANGO_DEBUG must be off when DJANGO_ENV=production (debug pages show settings and code to anyone)"
+    )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "" if PRODUCTION else "localhost,127.0.0.1,[::1],testserver")
 if PRODUCTION and not ALLOWED_HOSTS:
     raise ImproperlyConfigured("ALLOWED_HOSTS is required when DJANGO_ENV=production")
@@ -295,7 +331,7 @@ SWEEP_MAX_REQUEUES = env_int("SWEEP_MAX_REQUEUES", 5)
 CELERY_BEAT_SCHEDULE["channel-sweep"] = {"task": tasks.CHANNEL_SWEEP, "schedule": SWEEP_INTERVAL_SECONDS}
 # Approved WhatsApp templates for messages outside the 24-hour window, per purpose:
 # WHATSAPP_TEMPLATES="issue_update=HX...,generic=HX..."
-WHATSAPP_TEMPLATES = dict(item.split("=", 1) for item in env_list("WHATSAPP_TEMPLATES"))
+WHATSAPP_TEMPLATES = env_dict("WHATSAPP_TEMPLATES")
 TWILIO_TIMEOUT_SECONDS = env_float("TWILIO_TIMEOUT_SECONDS", 10.0)
 # How long a process trusts what it read of an organization's numbers and its
 # emergency rules (config/expiring.py): an edit in another process applies
@@ -678,6 +714,9 @@ LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+
+# gunicorn workers `make run` starts (`run_stack --web-workers` overrides it).
+WEB_CONCURRENCY = env_int("WEB_CONCURRENCY", 2)
 
 LOG_LEVEL = env("LOG_LEVEL", "INFO")
 LOGGING = {

@@ -1,4 +1,5 @@
-"""Production mode refuses to start without what it needs, naming it."""
+"""Production mode refuses to start without what it needs, naming it; any
+setting that does not parse stops the start naming the variable."""
 
 import os
 import re
@@ -71,3 +72,46 @@ def test_the_docker_build_sets_what_production_needs_for_collectstatic():
     build_env = dict(pair.split("=", 1) for pair in re.findall(r"\w+=\S+", run.group(1)))
     result = django_setup(**{**dict.fromkeys(PRODUCTION), "DJANGO_ENV": "production", **build_env})
     assert result.returncode == 0, result.stderr
+
+
+def test_an_unknown_django_env_refuses_to_start_naming_it():
+    result = django_setup(DJANGO_ENV="prod")
+    assert result.returncode != 0
+    assert "ImproperlyConfigured: DJANGO_ENV must be development or production, not 'prod'" in result.stderr
+
+
+def test_development_is_named_or_left_unset():
+    for value in ("development", None):
+        result = django_setup(DJANGO_ENV=value)
+        assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("overrides", "named"),
+    [
+        ({"DJANGO_DEBUG": "true"}, "DJANGO_DEBUG must be off when DJANGO_ENV=production"),
+        ({"DJANGO_SECRET_KEY": "development-only-insecure-key"}, "DJANGO_SECRET_KEY is the public development key"),
+    ],
+)
+def test_production_refuses_debug_and_the_development_key(overrides, named):
+    result = django_setup(**overrides)
+    assert result.returncode != 0
+    assert named in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("LOGIN_LOCKOUT_MINUTES", "30m", "LOGIN_LOCKOUT_MINUTES must be a whole number, not '30m'"),
+        ("INBOUND_COALESCE_SECONDS", "3s", "INBOUND_COALESCE_SECONDS must be a number, not '3s'"),
+        (
+            "WHATSAPP_TEMPLATES",
+            "issue_update=HX1,generic",
+            "WHATSAPP_TEMPLATES takes comma-separated name=value items, not 'generic'",
+        ),
+    ],
+)
+def test_a_setting_that_does_not_parse_names_the_variable_and_the_value(name, value, message):
+    result = django_setup(**{name: value})
+    assert result.returncode != 0
+    assert f"ImproperlyConfigured: {message}" in result.stderr

@@ -1,8 +1,10 @@
 """``make run``: run_stack as a real process on the test database. It prints
-where the webhook and the admin are, and Ctrl-C leaves nothing running: no
-child process, and no redis-server it started itself (one that was already
-running is left alone). ``make demo`` keeps the services' logs out of the
-transcript, and both listen where ``BIND`` / ``--bind`` say."""
+where the webhook and the admin are, and Ctrl-C, ``kill`` (SIGTERM) or a
+closed terminal (SIGHUP) leaves nothing running: no child process, and no
+redis-server it started itself (one that was already running is left alone);
+its children die with it even when it is killed outright. It runs from any
+directory. ``make demo`` keeps the services' logs out of the transcript, and
+both listen where ``BIND`` / ``--bind`` say."""
 
 from __future__ import annotations
 
@@ -85,7 +87,12 @@ def test_redis_ensure_stops_the_redis_server_it_started(settings, tmp_path):
 
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
-def test_run_stack_prints_where_to_go_and_ctrl_c_stops_every_process_it_started(tmp_path):
+@pytest.mark.parametrize("stop", ["ctrl-c", "SIGTERM", "SIGHUP"])
+def test_run_stack_prints_where_to_go_and_stopping_it_stops_every_process_it_started(tmp_path, stop):
+    """Ctrl-C signals the terminal's whole process group; ``kill``, an IDE's
+    stop button (SIGTERM) and a closed terminal (SIGHUP) signal run_stack
+    alone. It is started from another directory, as
+    ``cd /tmp && /path/to/.venv/bin/python /path/to/manage.py run_stack``."""
     web, redis_url = f"127.0.0.1:{_free_port()}", f"redis://127.0.0.1:{_free_port()}/0"
     env = {
         **os.environ,
@@ -97,9 +104,11 @@ def test_run_stack_prints_where_to_go_and_ctrl_c_stops_every_process_it_started(
         "PYTHONUNBUFFERED": "1",
     }
     log = tmp_path / "run_stack.log"
-    command = [sys.executable, "manage.py", "run_stack", "--no-seed", "--bind", web, "--web-workers", "1"]
+    command = [sys.executable, str(ROOT / "manage.py"), "run_stack", "--no-seed", "--bind", web, "--web-workers", "1"]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
     stack = subprocess.Popen(  # its own process group, which Ctrl-C signals as a whole
-        command, cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
+        command, cwd=elsewhere, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True
     )
     try:
         wait_for(lambda: "Ctrl-C stops everything" in log.read_text(), timeout=90, message=f"the banner\n{log}")
@@ -109,8 +118,11 @@ def test_run_stack_prints_where_to_go_and_ctrl_c_stops_every_process_it_started(
         redis_pid = int((tmp_path / "data" / "redis.pid").read_text())
         assert _answers(redis_url) and _running(redis_pid)
         assert redis_pid not in children  # daemonized: Ctrl-C does not reach it, run_stack must stop it
-        os.killpg(stack.pid, signal.SIGINT)
-        assert stack.wait(timeout=60) == 0
+        if stop == "ctrl-c":
+            os.killpg(stack.pid, signal.SIGINT)
+        else:
+            os.kill(stack.pid, getattr(signal, stop))
+        assert stack.wait(timeout=60) == 0  # a clean exit: its atexit hooks ran too
     finally:
         if stack.poll() is None:
             os.killpg(stack.pid, signal.SIGKILL)
@@ -120,9 +132,57 @@ def test_run_stack_prints_where_to_go_and_ctrl_c_stops_every_process_it_started(
     assert "Webhook for Twilio:  https://repairs.example.com/webhooks/twilio/whatsapp" in output
     assert f"Admin:               http://{web}/admin/  (--no-seed: your own login)" in output
     assert "model backend: scripted" in output
+    assert "Stopping..." in output
     assert len(children) >= 3  # gunicorn, the Celery worker and beat (and their own children)
     assert [pid for pid in children if _running(pid)] == []
     assert not _running(redis_pid) and not _answers(redis_url)
+
+
+def test_a_service_runs_in_the_project_and_dies_with_run_stack_even_when_it_is_killed_outright(tmp_path):
+    """SIGKILL (or the OOM killer) runs no handler: the kernel stops the children."""
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import os, sys, time, django\n"
+            "django.setup()\n"
+            "from stack.management.commands.run_stack import service_start\n"
+            "child = service_start([sys.executable, '-c', 'import os, time; print(os.getcwd(), flush=True); "
+            "time.sleep(120)'], env=dict(os.environ), log=None)\n"
+            "print(child.pid, flush=True)\n"
+            "time.sleep(120)",
+        ],
+        cwd=tmp_path,  # not the project
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert parent.stdout is not None
+    lines = {parent.stdout.readline().strip() for _ in range(2)}
+    child = int(next(line for line in lines if line.isdigit()))
+    try:
+        assert lines == {str(child), str(ROOT)}  # the child's working directory is the project
+        assert _running(child)
+        parent.kill()
+        parent.wait()
+        wait_for(lambda: not _running(child), timeout=10, message="the child to die with its parent")
+    finally:
+        parent.kill()
+        parent.wait()
+        if _running(child):
+            os.kill(child, signal.SIGKILL)
+
+
+def test_a_bad_web_concurrency_is_named_even_for_help():
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), "run_stack", "--help"],
+        env={**os.environ, "WEB_CONCURRENCY": "two"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "WEB_CONCURRENCY must be a whole number, not 'two'" in result.stdout + result.stderr
+    assert "invalid literal" not in result.stdout + result.stderr
 
 
 def test_bind_makes_the_run_listen_there_and_the_public_url_follow_unless_it_is_set(settings):

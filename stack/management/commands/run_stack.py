@@ -6,8 +6,11 @@ then runs the web app under gunicorn, a Celery worker for emergency screening,
 one for every other queue (turns, sends, voice-note transcription, ...) and
 Celery beat as child processes that share this process's database (the
 embedded PostgreSQL when no DATABASE_URL is set); a child that stops is
-started again. On the way out it stops the children,
-and the redis-server only if it started that one itself.
+started again. On the way out (Ctrl-C, SIGTERM from ``kill`` or an IDE's
+stop button, SIGHUP from a closed terminal) it stops the children, the
+redis-server only if it started that one itself, and (atexit) the embedded
+PostgreSQL. The children run in ``BASE_DIR`` whatever the caller's directory,
+and on Linux die with this process even when it is killed with SIGKILL.
 
 It listens on ``BIND`` (``--bind``). With ``--demo`` (``make demo``) the
 services' logs go to ``$DATA_DIR/stack.log`` (``--service-log``), so the
@@ -16,14 +19,16 @@ terminal shows the banner, the demo's transcript and the landlord's view.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
+from typing import IO
 
 import redis
 from django.conf import settings
@@ -36,6 +41,8 @@ from stack.demo import DEMO_LANDLORD_USERNAME, DEMO_WHATSAPP_NUMBER, demo_passwo
 
 RESTART_LIMIT = 5
 RESTART_WINDOW_SECONDS = 60
+# Signals that stop the stack as Ctrl-C does: `kill PID`, an IDE's stop button, a closed terminal.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 
 class Command(BaseCommand):
@@ -43,7 +50,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--bind", default=settings.BIND, help="HOST:PORT gunicorn listens on (default: BIND)")
-        parser.add_argument("--web-workers", type=int, default=int(os.environ.get("WEB_CONCURRENCY", "2")))
+        parser.add_argument(
+            "--web-workers", type=int, default=settings.WEB_CONCURRENCY, help="gunicorn workers (WEB_CONCURRENCY)"
+        )
         parser.add_argument("--no-seed", action="store_true", help="Do not create the demo organization.")
         parser.add_argument("--demo", action="store_true", help="Play the demo conversation once the stack is up.")
         parser.add_argument("--exit-after-demo", action="store_true", help="Stop the stack when the demo has run.")
@@ -54,12 +63,20 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        with redis_ensure(pidfile=settings.DATA_DIR / "redis.pid") as started:
-            if started:
-                self.stdout.write(
-                    f"Started redis-server (pid {started}) for {settings.REDIS_URL}; it stops with the stack."
-                )
-            self._run(**options)
+        # Without this a SIGTERM or SIGHUP would end the process at once: no
+        # `finally` (the children, redis-server) and no atexit hook (the
+        # embedded PostgreSQL's) would run.
+        previous = {signum: signal.signal(signum, _interrupt) for signum in STOP_SIGNALS}
+        try:
+            with redis_ensure(pidfile=settings.DATA_DIR / "redis.pid") as started:
+                if started:
+                    self.stdout.write(
+                        f"Started redis-server (pid {started}) for {settings.REDIS_URL}; it stops with the stack."
+                    )
+                self._run(**options)
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler)
 
     def _run(
         self,
@@ -93,7 +110,7 @@ class Command(BaseCommand):
             commands = self._commands(bind=bind, web_workers=web_workers)
 
             def start(name: str) -> subprocess.Popen:
-                return subprocess.Popen(commands[name], env=env, stdout=log, stderr=subprocess.STDOUT if log else None)
+                return service_start(commands[name], env=env, log=log)
 
             children = {name: start(name) for name in commands}
             self._banner(bind, password=password, log_path=service_log)
@@ -109,8 +126,9 @@ class Command(BaseCommand):
                     f"{', '.join(failed)} kept stopping; shutting down the rest."
                     + (f" The services' log: {service_log}" if service_log else "")
                 )
-            except KeyboardInterrupt:
-                self.stdout.write("\nStopping...")
+            except KeyboardInterrupt:  # Ctrl-C, or one of STOP_SIGNALS (_interrupt)
+                with suppress(OSError):  # a closed terminal
+                    self.stdout.write("\nStopping...")
             finally:
                 for child in children.values():
                     if child.poll() is None:
@@ -253,7 +271,9 @@ def redis_ensure(*, pidfile: Path) -> Iterator[int | None]:
     pidfile.unlink(missing_ok=True)
     script = settings.BASE_DIR / "scripts" / "ensure-redis"
     result = subprocess.run(
-        [str(script)], env={**os.environ, "REDIS_URL": settings.REDIS_URL, "REDIS_PIDFILE": str(pidfile)}
+        [str(script)],
+        cwd=settings.BASE_DIR,
+        env={**os.environ, "REDIS_URL": settings.REDIS_URL, "REDIS_PIDFILE": str(pidfile)},
     )
     if result.returncode != 0:
         raise CommandError(f"no Redis at {settings.REDIS_URL} and none could be started (see above)")
@@ -268,6 +288,49 @@ def redis_ensure(*, pidfile: Path) -> Iterator[int | None]:
         deadline = time.monotonic() + 10
         while _alive(pid) and time.monotonic() < deadline:
             time.sleep(0.1)
+
+
+def service_start(command: list[str], *, env: dict[str, str], log: IO[str] | None) -> subprocess.Popen:
+    """Start one of the services as a child of this process, writing to
+    ``log`` (None: this terminal)."""
+    return subprocess.Popen(
+        command,
+        cwd=settings.BASE_DIR,  # `config` is importable whatever directory run_stack was started in
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT if log else None,
+        # Signals for the terminal's process group (Ctrl-C, SIGHUP when it closes) reach only
+        # run_stack, which stops the children in order: gunicorn would take a SIGHUP as
+        # "reload" and a Celery worker as "restart".
+        process_group=0,
+        preexec_fn=_dies_with_this_process(),
+    )
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    """Handler of STOP_SIGNALS: stop as Ctrl-C does."""
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
+
+
+def _dies_with_this_process() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that has the kernel send the child SIGTERM when this
+    process dies, however it dies (SIGKILL, the OOM killer), so gunicorn, the
+    workers and beat never outlive ``make run``. None off Linux, which has no
+    such thing."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    parent = os.getpid()
+
+    def preexec() -> None:
+        prctl(_PR_SET_PDEATHSIG, signal.SIGTERM)
+        if os.getppid() != parent:  # the parent died before prctl took effect
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    return preexec
 
 
 @contextmanager
