@@ -447,6 +447,9 @@ EMERGENCY_VALIDATION_MAX_RETRIES = env_int("EMERGENCY_VALIDATION_MAX_RETRIES", 3
 EMERGENCY_VALIDATION_RETRY_BACKOFF_SECONDS = env_int("EMERGENCY_VALIDATION_RETRY_BACKOFF_SECONDS", 10)
 # Alerts still pending (or not emailed) after this long are queued again by the sweeper.
 EMERGENCY_SWEEP_GRACE_SECONDS = env_int("EMERGENCY_SWEEP_GRACE_SECONDS", 300)
+# A lost model check older than this is not run again: it would read the conversation as it is now, not as it
+# was, and a late "false alarm" would stand an emergency down hours later. It stays pending (an emergency).
+EMERGENCY_VALIDATE_MAX_AGE_HOURS = env_int("EMERGENCY_VALIDATE_MAX_AGE_HOURS", 6)
 # Another keyword hit of the same category within this window gets the safety
 # reply again but raises no new alert.
 EMERGENCY_REALERT_MINUTES = env_int("EMERGENCY_REALERT_MINUTES", 30)

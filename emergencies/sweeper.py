@@ -31,14 +31,19 @@ def emergency_sweep() -> dict[str, int]:
     resent = safety_unsent_send()
     now = timezone.now()
     cutoff = now - timedelta(seconds=settings.EMERGENCY_SWEEP_GRACE_SECONDS)
-    unvalidated = Q(status=EmergencyAlert.Status.PENDING, source__in=VALIDATED_SOURCES)
+    unvalidated = Q(
+        status=EmergencyAlert.Status.PENDING,
+        source__in=VALIDATED_SOURCES,
+        created_at__gte=now - timedelta(hours=settings.EMERGENCY_VALIDATE_MAX_AGE_HOURS),
+    )
     unnotified = Q(landlord_notified_at__isnull=True)
     lost = EmergencyAlert.objects.filter(unvalidated | unnotified, created_at__lt=cutoff)
     leased, over = lease_take(lost, now=now, limit=200)
     validate = notify = 0
+    to_validate = set(EmergencyAlert.objects.filter(unvalidated, pk__in=leased).values_list("pk", flat=True))
     for alert in EmergencyAlert.objects.filter(pk__in=leased).order_by("id"):
         tasks = []
-        if alert.status == EmergencyAlert.Status.PENDING and alert.source in VALIDATED_SOURCES:
+        if alert.pk in to_validate:
             tasks.append(EMERGENCY_VALIDATE)
             validate += 1
         if alert.landlord_notified_at is None:

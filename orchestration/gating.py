@@ -169,6 +169,17 @@ def _home_move_rejection(tool_input: dict[str, Any], snapshot: Snapshot) -> str 
             f"The property is confirmed ({snapshot.property_code}). Only if the tenant says the problem is at "
             f"another of their homes, call confirm_property with confirmed=true and its code: {', '.join(others)}."
         )
+    if snapshot.emergency:
+        return (
+            f"An emergency is being handled at {snapshot.property_code}: do not move it. If the tenant says it is "
+            "at another home, escalate so a person at the agency corrects it at once."
+        )
+    if snapshot.gathering not in (G.IDLE, G.ISSUE_CREATED):
+        # Its words and photos would go with it: a second problem must not take the first one's.
+        return (
+            f"A report at {snapshot.property_code} is in progress. Finish it first (create_issue), or close_report "
+            "if the tenant says it is at another home and ask them to describe it again; then move."
+        )
     return None
 
 

@@ -4,7 +4,10 @@ the webhook's own answer, and nothing about the alert is lost."""
 
 from __future__ import annotations
 
+import datetime
+
 import pytest
+from django.utils import timezone
 
 from conversations.models import Conversation, Message
 from emergencies.models import EmergencyAlert
@@ -76,3 +79,12 @@ def test_the_sweeper_requeues_the_model_check_of_a_classifier_alert_too(home, po
     EmergencyAlert.objects.update(source="classifier")  # had the classifier raised it, its lost check is the same
     settings.SWEEP_LEASE_SECONDS = -1
     assert emergency_sweep()["validate"] == 1
+    # One lost hours ago is left pending (an emergency): a check now would read today's conversation.
+    EmergencyAlert.objects.update(created_at=timezone.now() - datetime.timedelta(hours=7), landlord_notified_at=None)
+    assert emergency_sweep() | {"stamped": 0} == {
+        "screened": 0,
+        "safety_sent": 0,
+        "validate": 0,
+        "notify": 1,
+        "stamped": 0,
+    }

@@ -120,6 +120,28 @@ def test_a_confirmed_tenant_moves_only_to_another_of_their_own_homes(codes, tool
 
 
 @pytest.mark.parametrize(
+    ("gathering", "emergency", "allowed"),
+    [
+        ("idle", False, True),
+        ("issue_created", False, True),
+        ("gathering_details", False, False),  # the report in progress would go with it
+        ("awaiting_photo", False, False),
+        ("idle", True, False),  # an emergency's issue is filed where it is: a person moves it
+    ],
+)
+def test_a_move_between_homes_happens_between_reports_and_never_with_an_emergency(gathering, emergency, allowed):
+    snapshot = Snapshot(
+        identity="active",
+        gathering=gathering,
+        emergency=emergency,
+        property_codes=("FLAT-2", "HOUSE-7"),
+        property_code="FLAT-2",
+    )
+    move = {"confirmed": True, "property_code": "HOUSE-7"}
+    assert (rejection("confirm_property", move, snapshot) is None) == allowed
+
+
+@pytest.mark.parametrize(
     ("snapshot", "possible"),
     [
         (Snapshot(identity="identified", gathering="awaiting_photo", photo_received=True), False),

@@ -96,3 +96,15 @@ def test_something_else_on_the_port_is_reported_and_no_redis_is_started(tmp_path
     assert result.returncode == 1
     assert f"Something listens at 127.0.0.1:{port} but does not answer PING as Redis does" in result.stderr
     assert not (tmp_path / "redis.pid").exists()
+
+
+def test_run_stack_stops_with_a_clear_error_at_a_redis_it_cannot_use(redis_with_password, tmp_path, settings):
+    """Left alone is not usable: without the password the workers would only
+    crash over and over, so the stack does not start."""
+    from django.core.management import CommandError
+
+    from stack.management.commands.run_stack import redis_ensure
+
+    settings.REDIS_URL = f"redis://127.0.0.1:{redis_with_password}/0"
+    with pytest.raises(CommandError, match="check the password or TLS"), redis_ensure(pidfile=tmp_path / "redis.pid"):
+        pass

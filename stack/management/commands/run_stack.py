@@ -66,7 +66,8 @@ class Command(BaseCommand):
         # Without this a SIGTERM or SIGHUP would end the process at once: no
         # `finally` (the children, redis-server) and no atexit hook (the
         # embedded PostgreSQL's) would run.
-        previous = {signum: signal.signal(signum, _interrupt) for signum in STOP_SIGNALS}
+        previous = {signal.SIGINT: signal.getsignal(signal.SIGINT)}  # ignored while stopping (see _run)
+        previous |= {signum: signal.signal(signum, _interrupt) for signum in STOP_SIGNALS}
         try:
             with redis_ensure(pidfile=settings.DATA_DIR / "redis.pid") as started:
                 if started:
@@ -112,9 +113,10 @@ class Command(BaseCommand):
             def start(name: str) -> subprocess.Popen:
                 return service_start(commands[name], env=env, log=log)
 
-            children = {name: start(name) for name in commands}
-            self._banner(bind, password=password, log_path=service_log)
-            try:
+            children: dict[str, subprocess.Popen] = {}
+            try:  # from the first start: a stop signal at any point stops what has started
+                children.update((name, start(name)) for name in commands)
+                self._banner(bind, password=password, log_path=service_log)
                 if demo:
                     self._wait_until_up(bind)
                     call_command("play_demo", url=local_base_url(bind))
@@ -130,6 +132,8 @@ class Command(BaseCommand):
                 with suppress(OSError):  # a closed terminal
                     self.stdout.write("\nStopping...")
             finally:
+                for signum in (signal.SIGINT, *STOP_SIGNALS):  # a second Ctrl-C does not cut the stopping short
+                    signal.signal(signum, signal.SIG_IGN)
                 for child in children.values():
                     if child.poll() is None:
                         child.send_signal(signal.SIGTERM)
@@ -277,7 +281,12 @@ def redis_ensure(*, pidfile: Path) -> Iterator[int | None]:
     )
     if result.returncode != 0:
         raise CommandError(f"no Redis at {settings.REDIS_URL} and none could be started (see above)")
-    if not pidfile.exists():  # another Redis came up meanwhile; the script left it alone, and so do we
+    if not pidfile.exists():  # a server already listens there; the script left it alone, and so do we
+        if not _redis_answers():
+            raise CommandError(
+                f"a server listens at {settings.REDIS_URL} but does not answer: check the password or TLS "
+                "settings in REDIS_URL"
+            )
         yield None
         return
     pid = int(pidfile.read_text())
