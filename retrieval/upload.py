@@ -16,7 +16,7 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import Storage
 from django.core.files.uploadedfile import UploadedFile
-from django.db import transaction
+from django.db import connection, transaction
 
 from properties.models import Organization, Property
 from retrieval.models import Document
@@ -98,6 +98,7 @@ def document_upload(
     source_name = PurePath(uploaded_file.name or "upload.txt").name
     title = (title or "").strip() or PurePath(source_name).stem.replace("_", " ").replace("-", " ").strip()
     with transaction.atomic():
+        _name_lock(organization, property, source_name)
         previous = (
             Document.objects.select_for_update()
             .filter(organization=organization, property=property, source=source_name)
@@ -120,6 +121,17 @@ def document_upload(
         "document %s upload %s for organization %s (%s chars)", document.pk, outcome, organization.pk, len(text)
     )
     return Uploaded(document=document, outcome=outcome)
+
+
+def _name_lock(organization: Organization, property: Property | None, source_name: str) -> None:
+    """Until commit, one upload at a time under this name in this scope: the row
+    lock below waits only for a row that exists, so two uploads of a new name
+    would both read "nothing there" and both answer "created"."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_advisory_xact_lock(hashtext('retrieval_document_upload'), hashtext(%s))",
+            [f"{organization.pk}:{property.pk if property else ''}:{source_name}"],
+        )
 
 
 def _file_store(document: Document, source_name: str, text: str) -> None:

@@ -313,3 +313,38 @@ def test_a_replacement_that_fails_says_the_previous_version_is_still_searched(wo
     document.refresh_from_db()
     assert document.status == Document.Status.FAILED and document.chunks.exists()
     assert document.error.endswith("the previous version stays searchable until this one is ingested")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_uploads_of_a_new_name_at_once_are_one_created_and_one_replaced(worlds):
+    """The second of two simultaneous uploads under one new name replaced the
+    first: it must not also say "created" (an API client would think it made
+    a second document)."""
+    import threading
+
+    from django.db import connection
+
+    alice, _ = worlds
+    barrier, outcomes, errors = threading.Barrier(2), [], []
+
+    def send(text: str) -> None:
+        try:
+            barrier.wait()
+            uploaded = document_upload(
+                organization=alice.organization, property=alice.property, uploaded_file=upload("rules.md", text.encode())
+            )
+            outcomes.append(uploaded.outcome)
+        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=send, args=(f"# Bins\n\nBins go out on {day}.\n",)) for day in ("Monday", "Friday")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert sorted(outcomes) == ["created", "replaced"]
+    assert Document.objects.filter(organization=alice.organization, source="rules.md").count() == 1
