@@ -18,7 +18,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from config import tasks
-from config.bind import local_base_url
+from config.bind import local_base_url, url_host
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -103,9 +103,6 @@ if PRODUCTION and DEBUG:
     raise ImproperlyConfigured(
         "DJANGO_DEBUG must be off when DJANGO_ENV=production (debug pages show settings and code to anyone)"
     )
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "" if PRODUCTION else "localhost,127.0.0.1,[::1],testserver")
-if PRODUCTION and not ALLOWED_HOSTS:
-    raise ImproperlyConfigured("ALLOWED_HOSTS is required when DJANGO_ENV=production")
 # Where `make run` listens (gunicorn's --bind, HOST:PORT); `manage.py chat` and
 # `play_demo` talk to it there. Development only: the Docker image binds 0.0.0.0:8000.
 BIND = env("BIND", "127.0.0.1:8000")
@@ -115,6 +112,16 @@ BIND = env("BIND", "127.0.0.1:8000")
 PUBLIC_BASE_URL = env("PUBLIC_BASE_URL", "" if PRODUCTION else local_base_url(BIND)).rstrip("/")
 if PRODUCTION and not PUBLIC_BASE_URL:
     raise ImproperlyConfigured("PUBLIC_BASE_URL is required when DJANGO_ENV=production (Twilio signs that URL)")
+# In development the local names and PUBLIC_BASE_URL's host (a tunnel's), so that
+# setting the tunnel's address is enough; production names its hosts itself.
+ALLOWED_HOSTS = env_list(
+    "ALLOWED_HOSTS",
+    ""
+    if PRODUCTION
+    else ",".join(dict.fromkeys(["localhost", "127.0.0.1", "[::1]", "testserver", url_host(PUBLIC_BASE_URL)])),
+)
+if PRODUCTION and not ALLOWED_HOSTS:
+    raise ImproperlyConfigured("ALLOWED_HOSTS is required when DJANGO_ENV=production")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", PUBLIC_BASE_URL)
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if PRODUCTION else None
 SESSION_COOKIE_SECURE = CSRF_COOKIE_SECURE = PRODUCTION
