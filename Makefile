@@ -2,6 +2,9 @@
 PYTHON ?= python3.11
 VENV := .venv
 PY := $(VENV)/bin/python
+# Test processes (pytest-xdist). Each loads the embedding models and starts Celery
+# workers of its own, so one per core suits a small machine: `make test TEST_WORKERS=4`.
+TEST_WORKERS ?= 2
 
 .PHONY: setup run demo test lint format bench
 
@@ -32,7 +35,7 @@ test: setup
 	scripts/ensure-redis
 	docker-compose -f docker/compose.yaml config >/dev/null
 	$(MAKE) --no-print-directory lint
-	$(VENV)/bin/pytest
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist worksteal
 
 # Style, the apps' layering (import-linter's contracts in pyproject.toml) and
 # types (mypy: strict on the services, the engine and the channel).

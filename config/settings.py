@@ -235,9 +235,10 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Redis and Celery -------------------------------------------------------
 
 REDIS_URL = env("REDIS_URL", "redis://127.0.0.1:6379/0")
-if TESTING and not env("CELERY_KEY_PREFIX"):
-    # Each test run gets its own Celery keys in the shared Redis; the worker
-    # processes the tests start inherit the prefix through the environment.
+if TESTING and (not env("CELERY_KEY_PREFIX") or env("PYTEST_XDIST_WORKER")):
+    # Each test process gets its own Celery keys in the shared Redis (each of
+    # pytest-xdist's workers too: they would inherit the controller's); the
+    # worker processes the tests start inherit the prefix through the environment.
     os.environ["CELERY_KEY_PREFIX"] = f"test-{os.getpid()}:"
 CELERY_BROKER_URL = REDIS_URL
 # kombu's Redis transport, reusing one client per channel to publish (config/redis_broker.py);
