@@ -194,6 +194,45 @@ def test_a_request_decided_meanwhile_is_not_decided_again(worlds):
     assert created.status == "done"
 
 
+@pytest.mark.django_db(transaction=True)
+def test_an_approval_and_a_rejection_at_the_same_instant_decide_once(worlds):
+    """Two people press Approve and Reject together: one decision stands, the
+    other is refused, and the request's status is the one that acted."""
+    import threading
+
+    from django.db import connection
+
+    alice, _ = worlds
+    created = DataRequest.objects.create(organization=alice.organization, tenant=alice.tenant, kind="erasure")
+    barrier, done, refused = threading.Barrier(2), [], []
+
+    def decide(action) -> None:
+        try:
+            request = DataRequest.objects.get(pk=created.pk)  # each holds the pending request, as a page would
+            barrier.wait()
+            action(request=request, user=alice.user, via="api")
+            done.append(action.__name__)
+        except DataRequestError:
+            refused.append(action.__name__)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=decide, args=(a,)) for a in (data_request_erase, data_request_reject)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert len(done) == 1 and len(refused) == 1
+    created.refresh_from_db()
+    erased = ErasureRecord.objects.count()
+    if done == ["data_request_erase"]:
+        assert (created.status, erased) == ("done", 1)
+    else:
+        assert (created.status, erased) == ("rejected", 0)
+        assert rows_holding(SECRET)  # a rejected erasure erased nothing
+
+
 def test_the_admin_erases_an_erasure_request_after_confirmation(worlds, client):
     alice, bob = worlds
     request = DataRequest.objects.create(organization=alice.organization, tenant=alice.tenant, kind="erasure")
