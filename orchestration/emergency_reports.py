@@ -137,6 +137,25 @@ def emergency_report_open(*, conversation: Conversation) -> Issue | None:
     return created
 
 
+def emergency_end_if_over(conversation: Conversation) -> None:
+    """The conversation's emergency is over once none of its alerts stands
+    (older than the report window, ``GATHERING_STALE_HOURS``, or dismissed) or
+    every standing alert's issue is resolved or closed: then it is no longer an
+    emergency, and the next report is an ordinary one (not forced to urgency
+    emergency, nor alerted again, and photos may be asked for). Called at the
+    start of a turn, with the conversation row locked."""
+    if not conversation.emergency_category:
+        return
+    alerts = live_alerts(conversation)
+    standing = (
+        alerts.filter(issue__isnull=True).exists()
+        or Issue.objects.filter(pk__in=alerts.values("issue_id"), status__in=Issue.OPEN_STATUSES).exists()
+    )
+    if not standing:
+        conversation.emergency_category = ""
+        conversation.save(update_fields=["emergency_category", "updated_at"])
+
+
 def _emergency_report_end_if_new(conversation: Conversation) -> None:
     """A new report started after the emergency's issue was filed (a later
     turn asked about another problem): the conversation is no longer an

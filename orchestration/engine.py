@@ -44,7 +44,7 @@ from orchestration.context import (
     turn_messages_load,
 )
 from orchestration.decide import decide
-from orchestration.emergency_reports import emergency_report_note, emergency_report_open
+from orchestration.emergency_reports import emergency_end_if_over, emergency_report_note, emergency_report_open
 from orchestration.gating import identity_after
 from orchestration.handlers import tool_apply
 from orchestration.models import Turn
@@ -112,6 +112,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
             conversation=conversation, messages=inbound, message_ids=message_ids, started=started
         ):
             return contractor
+        emergency_end_if_over(conversation)  # an emergency long over must not make this turn's report one
         # The repair loop's own questions are answered with the model on or off, taken over or not.
         latest = buttons.LatestQuestion(conversation)
         if settled := repair_answers.answer_settle(

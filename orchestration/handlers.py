@@ -229,6 +229,8 @@ def _create_issue(conversation: Conversation, tool_input: dict[str, Any]) -> tup
             reply = f"{safety}\n\n{reply}"
         return Applied(reply=reply, result=f"issue {issue.reference} created", issue=issue), "ok"
     reply = reply_text("issue_duplicate", language=conversation.language, reference=issue.reference, title=issue.title)
+    if safety:  # an emergency joined an open report of the same problem: the advice goes all the same
+        reply = f"{safety}\n\n{reply}"
     return Applied(reply=reply, result=f"added to open issue {issue.reference}", issue=issue), "ok"
 
 

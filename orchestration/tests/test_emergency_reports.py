@@ -299,3 +299,69 @@ def test_the_sweeper_gives_a_conversation_the_time_of_an_alert_that_did_not_stam
     assert conversation_for().emergency_alerted_at == EmergencyAlert.objects.get().created_at
     assert emergency_issue_find(conversation=conversation_for()) == Issue.objects.get()
     assert alert_stamps_repair() == 0  # nothing behind any more
+
+
+def _routine_report_after(tenant_says) -> Issue:
+    """The tenant reports a dripping tap in three turns; returns its issue."""
+    tenant_says("also the kitchen tap drips", model=[call("ask_for_details", question="Which tap, since when?")])
+    replies = tenant_says("the cold one, since Monday", model=[call("ask_for_photo", message="Photo please?")])
+    assert replies == ["Photo please?"]  # a photo may be asked for: no emergency stands
+    tenant_says("I can't take one", model=[issue_call(photo="declined")])
+    return Issue.objects.get(title="Leaking kitchen tap")
+
+
+def test_an_emergency_long_over_does_not_make_the_next_report_an_emergency(home, tenant_says, settings):
+    """The model answered the emergency with respond (the code filed its issue),
+    so nothing cleared the conversation's emergency; days later a dripping tap
+    must be a routine report, with no second alert and no safety text."""
+    from datetime import timedelta
+
+    tenant_says("I can smell gas in the kitchen", model=[call("respond", message="Leave the flat now.")])
+    past = timedelta(hours=settings.GATHERING_STALE_HOURS + 48)
+    alert = EmergencyAlert.objects.get()
+    EmergencyAlert.objects.filter(pk=alert.pk).update(created_at=alert.created_at - past)
+    Conversation.objects.filter(pk=alert.conversation_id).update(emergency_alerted_at=alert.created_at - past)
+
+    tap = _routine_report_after(tenant_says)
+    assert tap.urgency == "routine"
+    assert EmergencyAlert.objects.count() == 1
+    assert conversation_for().emergency_category == ""
+
+
+def test_an_emergency_whose_issue_was_closed_does_not_make_the_next_report_an_emergency(home, tenant_says):
+    from issues.status import issue_status_change
+
+    tenant_says("I can smell gas in the kitchen", model=[call("respond", message="Leave the flat now.")])
+    gas = Issue.objects.get()
+    issue_status_change(issue=gas, status="closed", note="Engineer made it safe.", tenant_told=False)
+
+    tap = _routine_report_after(tenant_says)
+    assert tap.urgency == "routine"
+    assert EmergencyAlert.objects.count() == 1
+
+
+def test_a_model_only_emergency_added_to_an_open_report_still_gets_the_safety_text(home, tenant_says, rules_alone):
+    """The sagging ceiling was reported as routine; now it is cracking loudly.
+    The model files it as an emergency, which joins the open issue: the
+    tenant must still get the safety advice the alert records."""
+    sagging = {"category": "structural", "title": "Sagging ceiling", "location": "stairs"}
+    tenant_says("the ceiling has a bulge", model=[call("ask_for_details", question="Where, and since when?")])
+    tenant_says("above the stairs, since last week", model=[call("ask_for_photo", message="A photo please?")])
+    tenant_says("I can't reach to take one", model=[issue_call(**sagging, photo="declined")])
+    routine = Issue.objects.get()
+    [reply] = tenant_says(
+        "the ceiling above the stairs is sagging lower and cracking loudly",
+        model=[
+            issue_call(
+                **sagging,
+                urgency="emergency",
+                photo="not_needed",
+                description="The stairs ceiling is sagging and cracking.",
+            )
+        ],
+    )
+    alert = EmergencyAlert.objects.get(source="model")
+    routine.refresh_from_db()
+    assert Issue.objects.count() == 1 and alert.issue_id == routine.pk and routine.urgency == "emergency"
+    assert alert.safety_reply and alert.safety_reply in reply
+    assert routine.reference in reply
