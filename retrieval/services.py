@@ -61,7 +61,7 @@ def document_ingest(
     Unchanged text, title and embedding model: returns the stored document
     untouched. Changed: the old chunks stay searchable until the new ones
     replace them in one transaction."""
-    title = title.strip()
+    title = title.strip()[: Document._meta.get_field("title").max_length]  # a long heading or manifest title
     source_name = source_name.strip()
     if not title:
         raise ValueError("a document needs a title")

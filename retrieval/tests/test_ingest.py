@@ -61,6 +61,14 @@ def test_a_new_title_rebuilds_the_search_text(alice, ingest):
     assert all(c.search_text.startswith("Vaillant boiler\n") for c in document.chunks.all())
 
 
+def test_a_title_longer_than_the_column_is_cut_not_a_database_error(alice, ingest):
+    """A Markdown heading or a manifest title of 400 characters (ingest_documents
+    used to stop there with a DataError, halfway through the files)."""
+    document = ingest(organization=alice, content=BOILER, title="Boiler " * 60)
+    assert len(document.title) == Document._meta.get_field("title").max_length
+    assert document.title.startswith("Boiler Boiler")
+
+
 def test_same_file_for_two_properties_is_two_documents(alice, ingest):
     flat, house = PropertyFactory(organization=alice), PropertyFactory(organization=alice)
     ingest(organization=alice, content=BOILER, property=flat)
