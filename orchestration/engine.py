@@ -127,7 +127,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         if not llm_enabled(conversation):
             return _flag_off(conversation, message_ids, started=started)
         at_start = (conversation.identity_status, conversation.gathering_state)
-        if conversation.identity_status == IdentityStatus.UNIDENTIFIED and conversation.tenant_id is None:
+        if conversation.identity_status == IdentityStatus.UNIDENTIFIED:  # also a tenant whose tenancy began since
             services.conversation_identify_by_phone(conversation=conversation)
         emergency_report_open(conversation=conversation)  # once the property is known, the emergency's issue
         notes = [follow_up] if follow_up else []

@@ -181,3 +181,24 @@ def test_a_confirmed_tenant_moves_to_another_of_their_homes_through_the_model(tw
     tenant_says("", media=PHOTO, model=[issue_call(title="Bathroom light not working")])
     assert [c["input"]["property_code"] for c in rejected] == ["FLAT-9", "HOUSE-7"]
     assert sorted(Issue.objects.values_list("property__code", flat=True)) == ["FLAT-1", "HOUSE-7"]
+
+
+def test_a_tenant_who_wrote_before_their_tenancy_began_is_known_once_it_has(home, tenant_says):
+    """First contact before the tenancy starts links the tenant but confirms no
+    home; once it has started, the next turn's lookup confirms it, rather than
+    leaving them unable to report (their own code is not a stranger's address)."""
+    from django.utils import timezone
+
+    flat = home.properties.get(code="FLAT-1")
+    newcomer = TenantFactory(organization=home, phone=STRANGER)
+    tenancy = TenancyFactory(
+        tenant=newcomer, property=flat, start_date=timezone.localdate() + datetime.timedelta(days=3)
+    )
+    tenant_says("hi, where do I collect the keys?", phone=STRANGER, model=[call("respond", message="From the office.")])
+    conversation = conversation_for(STRANGER)
+    assert (conversation.tenant, conversation.identity_status) == (newcomer, "unidentified")
+
+    tenancy.start_date = timezone.localdate() - datetime.timedelta(days=2)
+    tenancy.save()
+    issue = _report_and_file(tenant_says, STRANGER)
+    assert issue.property == flat and issue.tenant == newcomer and not issue.tenant_unverified
