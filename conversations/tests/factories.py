@@ -10,7 +10,8 @@ class ConversationFactory(factory.django.DjangoModelFactory[Conversation]):
         model = Conversation
 
     organization = factory.SubFactory(OrganizationFactory)
-    phone = factory.Sequence(lambda n: f"+4477009{n:05d}")
+    # A range no test names: in +447700900nnn the sequence reached fixtures' own numbers (+447700900123).
+    phone = factory.Sequence(lambda n: f"+4477004{n:05d}")
     whatsapp_id = factory.LazyAttribute(lambda o: f"whatsapp:{o.phone}")
     last_inbound_at = factory.LazyFunction(timezone.now)
 
