@@ -32,7 +32,9 @@ def search_property_id(conversation: Conversation, own_homes: Sequence[Property]
     if conversation.property_id is None or conversation.tenant_id is None:
         return None
     if own_homes is None:
-        own_homes = [t.property for t in tenancies_current(tenant=conversation.tenant)]
+        tenant = conversation.tenant
+        assert tenant is not None  # tenant_id is set
+        own_homes = [t.property for t in tenancies_current(tenant=tenant)]
     return conversation.property_id if any(home.pk == conversation.property_id for home in own_homes) else None
 
 

@@ -331,15 +331,19 @@ def test_two_uploads_of_a_new_name_at_once_are_one_created_and_one_replaced(worl
         try:
             barrier.wait()
             uploaded = document_upload(
-                organization=alice.organization, property=alice.property, uploaded_file=upload("rules.md", text.encode())
+                organization=alice.organization,
+                property=alice.property,
+                uploaded_file=upload("rules.md", text.encode()),
             )
             outcomes.append(uploaded.outcome)
-        except Exception as error:  # noqa: BLE001 - reported by the assertion below
+        except Exception as error:  # reported by the assertion below
             errors.append(error)
         finally:
             connection.close()
 
-    threads = [threading.Thread(target=send, args=(f"# Bins\n\nBins go out on {day}.\n",)) for day in ("Monday", "Friday")]
+    threads = [
+        threading.Thread(target=send, args=(f"# Bins\n\nBins go out on {day}.\n",)) for day in ("Monday", "Friday")
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
