@@ -262,6 +262,19 @@ def test_query_terms_drop_stop_words_and_split_codes():
     assert query_terms("F22 F22 f22") == ["f22", "22"]
 
 
+def test_a_long_message_keeps_its_code():
+    """The keyword leg reads at most MAX_TERMS words: a code at the end of a long
+    message (a voice note read back) is what it is there for, with its parts.
+    An ordinal or a time is not a code."""
+    from retrieval.search import MAX_TERMS
+
+    words = " ".join(f"word{letter}" for letter in "abcdefghijklmnop")  # 16 words with no digit
+    terms = query_terms(f"on the 2nd since 8am {words} and now the display shows F22")
+    assert len(terms) == MAX_TERMS
+    assert terms[-2:] == ["f22", "22"]  # the code and its digits, which match "F 22" in a document
+    assert terms[:5] == ["2nd", "2", "since", "8am", "8"]  # the rest in the message's order
+
+
 def test_a_search_is_one_statement_with_its_index_settings(scoped):
     """The SET LOCALs travel with the query. (Inside a caller's transaction, as
     a test runs, the search takes a savepoint so a failure cannot abort it.)"""
