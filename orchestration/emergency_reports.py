@@ -146,7 +146,10 @@ def emergency_end_if_over(conversation: Conversation) -> None:
     start of a turn, with the conversation row locked."""
     if not conversation.emergency_category:
         return
-    alerts = live_alerts(conversation)
+    since = timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
+    # Not through ``live_alerts``, which trusts the conversation's alert stamp: an alert
+    # whose stamp is late (the sweeper repairs it) must not end before its issue is filed.
+    alerts = conversation.emergency_alerts.filter(created_at__gte=since).exclude(status=EmergencyAlert.Status.DISMISSED)
     standing = (
         alerts.filter(issue__isnull=True).exists()
         or Issue.objects.filter(pk__in=alerts.values("issue_id"), status__in=Issue.OPEN_STATUSES).exists()

@@ -112,13 +112,13 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
             conversation=conversation, messages=inbound, message_ids=message_ids, started=started
         ):
             return contractor
-        emergency_end_if_over(conversation)  # an emergency long over must not make this turn's report one
         # The repair loop's own questions are answered with the model on or off, taken over or not.
         latest = buttons.LatestQuestion(conversation)
         if settled := repair_answers.answer_settle(
             conversation=conversation, messages=inbound, message_ids=message_ids, started=started, latest=latest
         ):
             return settled
+        emergency_end_if_over(conversation)  # an emergency long over must not make this turn's report one
         follow_up = repair_answers.follow_up_note(conversation=conversation, messages=inbound)
         if conversation.bot_paused or not llm_enabled(conversation):  # an emergency's issue does not wait
             emergency_report_open(conversation=conversation)

@@ -23,7 +23,8 @@ logger = logging.getLogger(__name__)
 
 
 def conversation_identify_by_phone(*, conversation: Conversation) -> str:
-    """Before the first turn: link the tenant by phone number. One current
+    """At the start of a turn while unidentified: link the tenant by phone
+    number (again, so a tenancy that has begun since counts). One current
     tenancy confirms identity at once. Several leave it ``identified`` until
     the tenant says which, unless the messages of this first turn already name
     one of them clearly ("the Orchard Lane house has a leak"): then that one is
@@ -37,6 +38,7 @@ def conversation_identify_by_phone(*, conversation: Conversation) -> str:
     )
     if tenant is None:
         return "unknown_phone"
+    before = (conversation.tenant_id, conversation.property_id, conversation.identity_status)
     conversation.tenant = tenant
     if conversation.profile_name and tenant.whatsapp_profile_name != conversation.profile_name:
         Tenant.objects.filter(pk=tenant.pk).update(
@@ -55,7 +57,9 @@ def conversation_identify_by_phone(*, conversation: Conversation) -> str:
     else:
         outcome = "no_current_tenancy"
     conversation.identity_status = identity_after("phone_lookup", outcome, conversation.identity_status)
-    conversation.save(update_fields=["tenant", "property", "identity_status", "updated_at"])
+    after = (conversation.tenant_id, conversation.property_id, conversation.identity_status)
+    if after != before:  # a later turn's lookup mostly finds what the last one did: no write then
+        conversation.save(update_fields=["tenant", "property", "identity_status", "updated_at"])
     return outcome
 
 

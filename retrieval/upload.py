@@ -95,7 +95,7 @@ def document_upload(
     if property is not None and property.organization_id != organization.pk:
         raise DocumentUploadError("The property belongs to another organization.")
     text = document_text_read(uploaded_file=uploaded_file)
-    source_name = PurePath(uploaded_file.name or "upload.txt").name
+    source_name = PurePath(uploaded_file.name or "upload.txt").name.strip()  # as the ingest keys it
     title = (title or "").strip() or PurePath(source_name).stem.replace("_", " ").replace("-", " ").strip()
     with transaction.atomic():
         _name_lock(organization, property, source_name)

@@ -187,7 +187,11 @@ def test_a_tenant_who_wrote_before_their_tenancy_began_is_known_once_it_has(home
     """First contact before the tenancy starts links the tenant but confirms no
     home; once it has started, the next turn's lookup confirms it, rather than
     leaving them unable to report (their own code is not a stranger's address)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
+
+    from orchestration import services
 
     flat = home.properties.get(code="FLAT-1")
     newcomer = TenantFactory(organization=home, phone=STRANGER)
@@ -197,6 +201,9 @@ def test_a_tenant_who_wrote_before_their_tenancy_began_is_known_once_it_has(home
     tenant_says("hi, where do I collect the keys?", phone=STRANGER, model=[call("respond", message="From the office.")])
     conversation = conversation_for(STRANGER)
     assert (conversation.tenant, conversation.identity_status) == (newcomer, "unidentified")
+    with CaptureQueriesContext(connection) as captured:  # looked up again: nothing new, nothing written
+        assert services.conversation_identify_by_phone(conversation=conversation) == "no_current_tenancy"
+    assert not [q for q in captured.captured_queries if q["sql"].startswith("UPDATE")]
 
     tenancy.start_date = timezone.localdate() - datetime.timedelta(days=2)
     tenancy.save()
