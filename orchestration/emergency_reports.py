@@ -142,8 +142,9 @@ def emergency_end_if_over(conversation: Conversation) -> None:
     (older than the report window, ``GATHERING_STALE_HOURS``, or dismissed) or
     every standing alert's issue is resolved or closed: then it is no longer an
     emergency, and the next report is an ordinary one (not forced to urgency
-    emergency, nor alerted again, and photos may be asked for). Called at the
-    start of a turn, with the conversation row locked."""
+    emergency, nor alerted again, and photos may be asked for). Called early in
+    a turn (after the repair loop's answers, which may reopen an emergency's
+    issue), with the conversation row locked."""
     if not conversation.emergency_category:
         return
     since = timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
