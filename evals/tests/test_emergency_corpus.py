@@ -39,8 +39,8 @@ FROZEN = {
     "blind/batch-021.jsonl": "ae44c356204f4afe27b8d34c31e7269fd767b740097598ea617b3ba516cb43d0",
     "blind/batch-022.jsonl": "aad4143b1ea85122066f4c8d06cbfc98156e92f799888227e8513bcc525b70b9",
     "blind/batch-023.jsonl": "788c5e220db498c263bd5d7a77ff43685819b3a285ad2de58068696589f45dcd",
-    "blind/batch-024.jsonl": "29eb7c832a4cc8f6be06eafea8dec7f877c46c7adafb65f5d5d66482943b2dbe",
-    "blind/batch-025.jsonl": "e8162259dc9860a5670215f3d0daf423d80fe4aec68eaf5c10144e3bc6ad8750",
+    "blind/batch-024.jsonl": "3ee4f531a6483108123edcf46a809bffe18f344837719a897e1e7fb7ae997811",
+    "blind/batch-025.jsonl": "4a5c09282dd56a114d149f0ac54123821acd5b517741c5c3c058fd0537727be3",
 }
 FIELDS = {
     "id",
