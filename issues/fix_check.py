@@ -14,6 +14,9 @@ numbered text otherwise). The turn engine reads the answer
 - **No**: the issue is reopened (its resolved clock runs again), the manager
   is alerted, and the tenant is asked what is still wrong; their next text
   goes on the issue's history and to the manager.
+- An answer tapped or typed together with words (one burst of messages):
+  the words are what the prompt would have asked for, so they are recorded
+  at once (``words``) and the prompt is not sent.
 - **No answer** within ``ISSUE_FIX_CLOSE_DAYS``: beat closes the issue
   (``fix_unanswered_close``).
 
@@ -80,10 +83,12 @@ def _locked(conversation: Conversation, reference: str) -> Issue:
     return issue
 
 
-def fix_answer_record(*, conversation: Conversation, reference: str, answer: str) -> str:
+def fix_answer_record(*, conversation: Conversation, reference: str, answer: str, words: str = "") -> str:
     """The tenant's Yes or No to "Is it fixed?". Returns what was done (for
     the turn's trace); raises FixCheckError when the issue is not waiting for
-    that answer (answered already, reopened or closed by the landlord)."""
+    that answer (answered already, reopened or closed by the landlord).
+    ``words``: with No, what is still wrong, sent with the answer (recorded
+    and sent to the manager instead of asking)."""
     with transaction.atomic():
         issue = _locked(conversation, reference)
         if issue.status != Issue.Status.RESOLVED or issue.fix_asked_at is None or issue.fix_answer:
@@ -117,8 +122,13 @@ def fix_answer_record(*, conversation: Conversation, reference: str, answer: str
         issue_status_change(
             issue=issue, status=Issue.Status.OPEN, note="The tenant says it is not fixed.", tenant_told=False
         )
-        _prompt(conversation, text("not_fixed", language, reference=reference), NOT_FIXED_PURPOSE, reference)
         back = contractor_back(issue)
+        if words:
+            _still_wrong_record(issue, conversation, words, more=f"The tenant answered No to 'Is it fixed?'. {back}")
+            return (
+                f"{reference}: the tenant says it is not fixed; reopened, and what is still wrong sent to the manager"
+            )
+        _prompt(conversation, text("not_fixed", language, reference=reference), NOT_FIXED_PURPOSE, reference)
         landlord_tell(
             organization=issue.organization,
             subject=f"[{reference}] The tenant says it is NOT fixed: reopened",
@@ -128,7 +138,8 @@ def fix_answer_record(*, conversation: Conversation, reference: str, answer: str
         return f"{reference}: the tenant says it is not fixed; reopened and the manager alerted"
 
 
-def rating_record(*, conversation: Conversation, reference: str, rating: int) -> str:
+def rating_record(*, conversation: Conversation, reference: str, rating: int, words: str = "") -> str:
+    """``words``: the comment, sent with the rating (recorded instead of inviting one)."""
     with transaction.atomic():
         issue = _locked(conversation, reference)
         if issue.fix_answer != "yes" or issue.rating is not None:
@@ -143,6 +154,9 @@ def rating_record(*, conversation: Conversation, reference: str, rating: int) ->
             conversation=conversation,
             body=f"The tenant rated the repair {rating}/5.",
         )
+        if words:
+            _comment_record(issue, conversation, words)
+            return f"{reference}: rated {rating}/5; the tenant's comment recorded"
         _prompt(conversation, text("comment", language_of(conversation)), COMMENT_PURPOSE, reference)
     return f"{reference}: rated {rating}/5; comment invited"
 
@@ -190,23 +204,34 @@ def follow_up_record(*, conversation: Conversation, message: Message) -> str | N
         return _follow_up_done(reference, last.raw_payload["purpose"])
     last.raw_payload = {**last.raw_payload, "answered_by": message.pk}
     last.save(update_fields=["raw_payload"])
-    words = body[:FOLLOW_UP_MAX_CHARS]
     if last.raw_payload["purpose"] == COMMENT_PURPOSE:
-        Issue.objects.filter(pk=issue.pk).update(rating_comment=words)
-        IssueUpdate.objects.create(
-            issue=issue, author=IssueUpdate.Author.TENANT, conversation=conversation, body=f"Comment: {words}"
-        )
+        _comment_record(issue, conversation, body)
     else:
-        IssueUpdate.objects.create(
-            issue=issue, author=IssueUpdate.Author.TENANT, conversation=conversation, body=f"Still wrong: {words}"
-        )
-        landlord_tell(
-            organization=issue.organization,
-            subject=f"[{reference}] Not fixed, the tenant says: {words}",
-            body=f"{issue.title}\nProperty: {issue.property}\nThe tenant says: {words}",
-            whatsapp=f"[{reference}] Not fixed, the tenant says: {words}",
-        )
+        _still_wrong_record(issue, conversation, body)
     return _follow_up_done(reference, last.raw_payload["purpose"])
+
+
+def _comment_record(issue: Issue, conversation: Conversation, words: str) -> None:
+    words = words.strip()[:FOLLOW_UP_MAX_CHARS]
+    Issue.objects.filter(pk=issue.pk).update(rating_comment=words)
+    IssueUpdate.objects.create(
+        issue=issue, author=IssueUpdate.Author.TENANT, conversation=conversation, body=f"Comment: {words}"
+    )
+
+
+def _still_wrong_record(issue: Issue, conversation: Conversation, words: str, *, more: str = "") -> None:
+    """What is still wrong after a repair: on the issue's history and to the
+    manager (``more``: a line added to the manager's email)."""
+    words = words.strip()[:FOLLOW_UP_MAX_CHARS]
+    IssueUpdate.objects.create(
+        issue=issue, author=IssueUpdate.Author.TENANT, conversation=conversation, body=f"Still wrong: {words}"
+    )
+    landlord_tell(
+        organization=issue.organization,
+        subject=f"[{issue.reference}] Not fixed, the tenant says: {words}",
+        body=f"{issue.title}\nProperty: {issue.property}\nThe tenant says: {words}\n{more}".strip(),
+        whatsapp=f"[{issue.reference}] Not fixed, the tenant says: {words}",
+    )
 
 
 def _follow_up_done(reference: str, purpose: str) -> str:

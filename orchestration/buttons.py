@@ -94,10 +94,14 @@ class Structured:
 class Settled:
     """An answer the product settles itself, with no tool call and no model:
     the repair loop's "Is it fixed?" and its rating. ``apply()`` does it and
-    returns the line for the turn's trace; ``name`` labels the trace entry."""
+    returns the line for the turn's trace; ``name`` labels the trace entry.
+    ``apply_with_words(words)``, where the answer prompts for words (what is
+    still wrong, a comment): the same, with the words the tenant sent along
+    with it recorded instead of asking for them."""
 
     name: str
     apply: Callable[[], str]
+    apply_with_words: Callable[[str], str] | None = None
 
 
 @dataclass

@@ -114,23 +114,29 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
             return contractor
         # The repair loop's own questions are answered with the model on or off, taken over or not.
         latest = buttons.LatestQuestion(conversation)
-        if settled := repair_answers.answer_settle(
-            conversation=conversation, messages=inbound, message_ids=message_ids, started=started, latest=latest
-        ):
+        settled = repair_answers.answer_settle(
+            conversation=conversation,
+            messages=inbound,
+            message_ids=message_ids,
+            started=started,
+            decision=decision,
+            latest=latest,
+        )
+        if isinstance(settled, Turn):
             return settled
         emergency_end_if_over(conversation)  # an emergency long over must not make this turn's report one
         follow_up = repair_answers.follow_up_note(conversation=conversation, messages=inbound)
         if conversation.bot_paused or not llm_enabled(conversation):  # an emergency's issue does not wait
             emergency_report_open(conversation=conversation)
         if conversation.bot_paused:
-            return turn_record(conversation, message_ids, outcome="paused", started=started)
+            return turn_record(conversation, message_ids, outcome="paused", started=started, decision=decision)
         if not llm_enabled(conversation):
             return _flag_off(conversation, message_ids, started=started)
         at_start = (conversation.identity_status, conversation.gathering_state)
         if conversation.identity_status == IdentityStatus.UNIDENTIFIED:  # also a tenant whose tenancy began since
             services.conversation_identify_by_phone(conversation=conversation)
         emergency_report_open(conversation=conversation)  # once the property is known, the emergency's issue
-        notes = [follow_up] if follow_up else []
+        notes = [note for note in (follow_up, settled.note if settled else "") if note]
         if gathering_is_stale(conversation):
             services.gathering_restart(conversation=conversation)
             notes.append(STALE_NOTE.format(hours=settings.GATHERING_STALE_HOURS))
@@ -140,7 +146,8 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         services.conversation_language_note(conversation=conversation, text=context.latest_text)
         context.notes = notes
         context.identity_at_start, context.gathering_at_start = at_start
-        early = _structured(conversation, context, decision, message_ids, started, latest)
+        answered = settled.message_id if settled else None  # an answer settled above is not read again
+        early = _structured(conversation, context, decision, message_ids, started, latest, answered)
         if isinstance(early, Turn):
             return early  # answered without the model (a pin, a sticker, a message we cannot read)
 
@@ -192,13 +199,15 @@ def _structured(
     message_ids: list[int],
     started: float,
     latest: buttons.LatestQuestion,
+    answered: int | None,
 ) -> Turn | None:
     """Inside the turn's first transaction: what the turn's messages settle
     without the model. Returns the Turn when the turn ends here; else may
     leave a structured call in ``decision`` (``call``: applied without the
     model; ``first``: a confirmation the model goes on from) or notes for
-    the model in ``context``."""
-    new = [m for m in context.new_messages if m.direction == Message.Direction.INBOUND]
+    the model in ``context``. ``answered``: a message settled already
+    (``repair_answers``), left out here."""
+    new = [m for m in context.new_messages if m.direction == Message.Direction.INBOUND and m.pk != answered]
     answer = buttons.answer_read(conversation=conversation, messages=new, snapshot=context.snapshot, latest=latest)
     if answer is not None and answer.structured is not None:
         via = "typed" if answer.typed else "button"

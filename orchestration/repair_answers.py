@@ -9,7 +9,10 @@ to the turn."""
 
 from __future__ import annotations
 
-from conversations.models import Conversation, Message
+from dataclasses import dataclass
+
+from conversations import message_kinds
+from conversations.models import Conversation, Message, message_text
 from issues.appointments import VISIT_ACTION, Outcome, visit_none, visit_pick, visit_report
 from issues.dispatch import DispatchError
 from issues.fix_check import (
@@ -27,6 +30,11 @@ from orchestration.gating import Snapshot
 from orchestration.models import Turn
 from orchestration.trace import STRUCTURED_MODEL, Decision, turn_record
 
+BURST_NOTE = (
+    "The tenant answered the product's own question after a repair, and it is recorded ({result}); the landlord "
+    "has it. Their other messages in this turn came with that answer: thank them briefly, and if they report a new "
+    "problem or ask something, handle that as usual."
+)
 FOLLOW_UP_NOTE = (
     "The tenant's latest message answered the product's own question after a repair ({result}): it is "
     "recorded on the issue and the landlord has it. Thank them briefly. If it also reports a new problem or asks "
@@ -44,9 +52,19 @@ def _fixed(conversation: Conversation, payload: buttons.Payload, snapshot: Snaps
         return f"{payload.ref} is not waiting for the tenant's answer to 'Is it fixed?' any more"
     if payload.value not in ("yes", "no"):
         return f"{payload.value!r} is not an answer to 'Is it fixed?'"
+    answer, reference = payload.value, payload.ref
     return buttons.Settled(
         name="issue_fixed",
-        apply=lambda: fix_answer_record(conversation=conversation, reference=payload.ref, answer=payload.value),
+        apply=lambda: fix_answer_record(conversation=conversation, reference=reference, answer=answer),
+        apply_with_words=(
+            (
+                lambda words: fix_answer_record(
+                    conversation=conversation, reference=reference, answer=answer, words=words
+                )
+            )
+            if answer == "no"  # "what is still wrong?"
+            else None
+        ),
     )
 
 
@@ -56,9 +74,13 @@ def _rating(conversation: Conversation, payload: buttons.Payload, snapshot: Snap
     issue = _waiting(conversation, payload.ref)
     if issue is None or issue.fix_answer != "yes" or issue.rating is not None:
         return f"{payload.ref} is not waiting for a rating"
+    reference, rating = payload.ref, int(payload.value)
     return buttons.Settled(
         name="issue_rating",
-        apply=lambda: rating_record(conversation=conversation, reference=payload.ref, rating=int(payload.value)),
+        apply=lambda: rating_record(conversation=conversation, reference=reference, rating=rating),
+        apply_with_words=lambda words: rating_record(
+            conversation=conversation, reference=reference, rating=rating, words=words
+        ),
     )
 
 
@@ -85,26 +107,45 @@ buttons.button_action_register(VISIT_ACTION, _visit, any_question=True)
 buttons.button_action_register(RATING_ACTION, _rating)
 
 
+@dataclass(frozen=True)
+class SettledInBurst:
+    """An answer settled whose burst holds more from the tenant: the turn goes
+    on with the rest, the model told by ``note``; ``message_id``, the
+    answer's message, is not read as an answer again."""
+
+    message_id: int
+    note: str
+
+
 def answer_settle(
     *,
     conversation: Conversation,
     messages: list[Message],
     message_ids: list[int],
     started: float,
+    decision: Decision,
     latest: buttons.LatestQuestion | None = None,
-) -> Turn | None:
-    """Inside the turn's first transaction, with the conversation locked: the
-    Turn when this turn's inbound ``messages`` were an answer to the repair
-    loop's questions (recorded, the tenant answered), else None."""
+) -> Turn | SettledInBurst | None:
+    """Inside the turn's first transaction, with the conversation locked: when
+    this turn's inbound ``messages`` hold an answer to the repair loop's
+    questions, record it (its line in ``decision``'s trace) and return the
+    Turn, or, when the tenant sent more with it, ``SettledInBurst``: their
+    words are recorded where the answer asks for words (what is still wrong,
+    a comment) and the rest goes on to the model. None when there is no such
+    answer."""
     snapshot = Snapshot(identity=conversation.identity_status, gathering=conversation.gathering_state)
     answer = buttons.answer_read(conversation=conversation, messages=messages, snapshot=snapshot, latest=latest)
     if answer is None or answer.settled is None:
         return None
+    rest = [m for m in messages if m.pk != answer.message.pk and _says_something(m)]
+    words = "\n".join(text for m in rest if (text := message_text(m).strip()))
     try:
-        result = answer.settled.apply()
+        if words and answer.settled.apply_with_words is not None:
+            result = answer.settled.apply_with_words(words)
+        else:
+            result = answer.settled.apply()
     except (FixCheckError, DispatchError):  # a lapsed offer tapped from a number no longer a contractor's, too
         return None  # changed since it was read: the turn tells the model it does not apply
-    decision = Decision()
     decision.trace.append(
         {
             "name": answer.settled.name,
@@ -114,7 +155,18 @@ def answer_settle(
             "result": result,
         }
     )
+    if rest:
+        return SettledInBurst(message_id=answer.message.pk, note=BURST_NOTE.format(result=result))
     return turn_record(conversation, message_ids, outcome=answer.settled.name, started=started, decision=decision)
+
+
+def _says_something(message: Message) -> bool:
+    """A message of the tenant's that is more than a tap, a sticker or a reaction."""
+    return (
+        message.direction == Message.Direction.INBOUND
+        and not message.button_payload
+        and message.kind not in (message_kinds.STICKER, message_kinds.REACTION)
+    )
 
 
 def follow_up_note(*, conversation: Conversation, messages: list[Message]) -> str:

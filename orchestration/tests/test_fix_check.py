@@ -14,8 +14,9 @@ from issues.deadlines import clock_meet, issue_clocks_sync
 from issues.fix_check import fix_unanswered_close
 from issues.models import Issue, IssueUpdate
 from issues.status import issue_status_change
+from llm.scripted import scripted_queue
 from orchestration.models import Turn
-from orchestration.testing.fixtures import PHONE, call, conversation_for
+from orchestration.testing.fixtures import ORG_NUMBER, PHONE, call, conversation_for
 from properties.tests.factories import IssueFactory, UserFactory
 
 
@@ -109,6 +110,79 @@ def test_no_reopens_alerts_the_manager_and_the_next_words_go_on_the_issue(resolv
         "Still wrong: still dripping under the sink when the tap is off"
     )
     assert manager_texts()[-1].startswith("[R2611-ABC123] Not fixed, the tenant says: still dripping")
+
+
+def burst(post_inbound, *messages: dict) -> list[str]:
+    """Several messages from the tenant in one burst, answered by one turn;
+    returns the replies that turn queued."""
+    from orchestration.pipeline import inbound_process
+
+    before = max(Message.objects.filter(direction="outbound").values_list("id", flat=True), default=0)
+    for fields in messages:
+        response = post_inbound(phone=PHONE, to=ORG_NUMBER, **fields)
+        assert response.status_code == 200
+    last = Message.objects.get(provider_sid=response.params["MessageSid"])
+    inbound_process(message_id=last.pk)
+    assert not Message.objects.filter(direction="inbound", processed_at__isnull=True).exists()
+    return list(
+        Message.objects.filter(direction="outbound", id__gt=before, conversation=last.conversation)
+        .order_by("id")
+        .values_list("body", flat=True)
+    )
+
+
+def test_no_tapped_with_words_records_them_without_asking_and_the_model_answers(resolved, post_inbound, queued):
+    scripted_queue(phone=PHONE, calls=[call("respond", message="Thanks, I've passed that on.")])
+    replies = burst(
+        post_inbound,
+        {"body": "No", "extra": tap("issue_fixed:no:R2611-ABC123", "No")},
+        {"body": "still dripping under the sink when the tap is off"},
+    )
+    assert replies == ["Thanks, I've passed that on."]  # not also "What is still wrong?"
+    resolved.refresh_from_db()
+    assert (resolved.status, resolved.fix_answer) == ("open", "no")
+    assert IssueUpdate.objects.filter(issue=resolved, author="tenant").latest("id").body == (
+        "Still wrong: still dripping under the sink when the tap is off"
+    )
+    assert manager_texts() == [
+        "[R2611-ABC123] Not fixed, the tenant says: still dripping under the sink when the tap is off"
+    ]
+    turn = Turn.objects.filter(conversation=resolved.conversation).latest("id")
+    assert [c["name"] for c in turn.tool_calls] == ["issue_fixed", "respond"]
+    assert len(turn.message_ids) == 2
+
+
+def test_a_rating_typed_with_a_comment_records_both(resolved, post_inbound, queued, tenant_says):
+    tenant_says("Yes", extra=tap("issue_fixed:yes:R2611-ABC123", "Yes"))
+    scripted_queue(phone=PHONE, calls=[call("respond", message="Thank you!")])
+    replies = burst(post_inbound, {"body": "5"}, {"body": "very tidy work, thanks"})
+    assert replies == ["Thank you!"]  # the comment is not invited again
+    resolved.refresh_from_db()
+    assert (resolved.rating, resolved.rating_comment) == (5, "very tidy work, thanks")
+
+
+def test_yes_tapped_with_a_new_problem_reaches_the_model(resolved, post_inbound, queued):
+    scripted_queue(phone=PHONE, calls=[call("ask_for_details", question="Which light is it?")])
+    replies = burst(
+        post_inbound,
+        {"body": "Yes", "extra": tap("issue_fixed:yes:R2611-ABC123", "Yes")},
+        {"body": "but now the hallway light has stopped working"},
+    )
+    assert replies[0].startswith("Glad it's fixed. How would you rate the repair")
+    assert replies[-1] == "Which light is it?"
+    resolved.refresh_from_db()
+    assert (resolved.status, resolved.fix_answer) == ("closed", "yes")
+    assert not IssueUpdate.objects.filter(issue=resolved, body__startswith="Comment").exists()
+
+
+def test_a_tap_with_a_sticker_alone_still_ends_the_turn_without_the_model(resolved, post_inbound, queued):
+    replies = burst(
+        post_inbound,
+        {"body": "No", "extra": tap("issue_fixed:no:R2611-ABC123", "No")},
+        {"body": "", "extra": {"MessageType": "sticker"}},
+    )
+    assert replies == ["Sorry it's not fixed. I've reopened R2611-ABC123 and told your landlord. What is still wrong?"]
+    assert Turn.objects.filter(conversation=resolved.conversation).latest("id").outcome == "issue_fixed"
 
 
 def test_a_turn_run_again_gets_the_same_note_and_records_nothing_twice(resolved, tenant_says):
