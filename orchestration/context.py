@@ -170,7 +170,7 @@ def in_report(conversation: Conversation, message: Message) -> bool:
 
 def report_closed_at(conversation: Conversation):
     """When the tenant's last report was dropped without an issue
-    (``close_report``): in idle, ``gathering_started_at`` marks where the
+    (``close_report``) or went stale: in idle, ``gathering_started_at`` marks where the
     next report starts. None when there is no such report."""
     if conversation.gathering_state == GatheringState.IDLE:
         return conversation.gathering_started_at

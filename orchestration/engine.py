@@ -28,6 +28,7 @@ from typing import Any, cast
 from django.conf import settings
 from django.db import InterfaceError, OperationalError, transaction
 from django.db.models import ForeignKey
+from django.utils import timezone
 
 from conversations import message_kinds
 from conversations.models import Conversation, IdentityStatus, Message
@@ -138,7 +139,8 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         emergency_report_open(conversation=conversation)  # once the property is known, the emergency's issue
         notes = [note for note in (follow_up, settled.note if settled else "") if note]
         if gathering_is_stale(conversation):
-            services.gathering_restart(conversation=conversation)
+            since = min((m.created_at for m in messages[0]), default=timezone.now())  # this turn's first message
+            services.gathering_restart(conversation=conversation, since=since)
             notes.append(STALE_NOTE.format(hours=settings.GATHERING_STALE_HOURS))
         if emergency_note := emergency_report_note(conversation):
             notes.append(emergency_note)

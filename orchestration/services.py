@@ -3,6 +3,7 @@ change the model asks for goes through one of these."""
 
 from __future__ import annotations
 
+import datetime
 import logging
 from collections.abc import Collection
 
@@ -130,10 +131,12 @@ def conversation_property_reject(*, conversation: Conversation) -> None:
     conversation.save(update_fields=["candidate_property", "updated_at"])
 
 
-def gathering_restart(*, conversation: Conversation) -> None:
-    """A half-finished report went stale: start afresh."""
+def gathering_restart(*, conversation: Conversation, since: datetime.datetime) -> None:
+    """A half-finished report went stale: start afresh. ``since``: when the
+    next report starts (this turn's first message), so that the stale
+    report's words and photos are not the next one's."""
     conversation.gathering_state = GatheringState.IDLE
-    conversation.gathering_started_at = None
+    conversation.gathering_started_at = since
     conversation.save(update_fields=["gathering_state", "gathering_started_at", "updated_at"])
 
 

@@ -207,6 +207,26 @@ def test_stale_report_starts_afresh(home, tenant_says):
     assert conversation_for().gathering_state == "idle"
 
 
+def test_a_stale_reports_words_do_not_count_towards_the_next(home, tenant_says):
+    """After the restart, the old report's "kitchen" does not let the model
+    place the new problem there: the new report starts with this turn."""
+    tenant_says("the kitchen tap is leaking", model=[call("ask_for_details", question="Hot or cold?")])
+    long_ago = timezone.now() - timedelta(days=3)
+    Message.objects.filter(conversation__phone=PHONE).update(created_at=long_ago)
+    Conversation.objects.filter(phone=PHONE).update(last_turn_at=long_ago, gathering_started_at=long_ago)
+    tenant_says(
+        "the shower is dripping",
+        model=[
+            call("ask_for_photo", problem="dripping shower", location="kitchen", message="Could you send a photo?"),
+            call("ask_for_details", question="Which room is the shower in?"),
+        ],
+    )
+    turn = Turn.objects.latest("id")
+    assert turn.gating_rejections == 1 and "not said the problem is in the kitchen" in turn.tool_calls[0]["rejection"]
+    conversation = conversation_for()
+    assert conversation.gathering_started_at > long_ago  # the new report's own start
+
+
 def test_a_second_run_for_the_same_messages_does_nothing(home, tenant_says):
     from orchestration.engine import turn_run
 
