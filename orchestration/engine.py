@@ -171,9 +171,11 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
                 return None
             if conversation.bot_paused:
                 return turn_record(conversation, message_ids, outcome="paused", started=started)
-            if (conversation.identity_status, conversation.gathering_state) != (
+            # An alert raised meanwhile moves it too: the answer was chosen without the emergency.
+            if (conversation.identity_status, conversation.gathering_state, bool(conversation.emergency_category)) != (
                 context.snapshot.identity,
                 context.snapshot.gathering,
+                context.snapshot.emergency,
             ):
                 raise StateMoved
             return _apply(conversation, context, decision, message_ids, started)

@@ -70,6 +70,42 @@ def test_a_photo_alone_after_the_issue_is_asked_about_not_filed_again(home, tena
     assert "a photo and no words" in Turn.objects.latest("id").tool_calls[0]["rejection"]
 
 
+def test_an_alert_raised_during_the_model_call_runs_the_turn_again(home, tenant_says, monkeypatch):
+    """The model chose "send a photo" before the emergency path alerted on the
+    tenant's next message: that answer is dropped and the turn runs again,
+    knowing of the emergency."""
+    from emergencies.models import EmergencyAlert
+    from orchestration import engine
+
+    tenant_says("The kitchen tap is leaking", model=[call("ask_for_details", question="Which tap?")])
+    real_decide, emergencies = engine.decide, []
+
+    def alert_meanwhile(context, decision):
+        emergencies.append(context.snapshot.emergency)
+        real_decide(context, decision)
+        if len(emergencies) == 1:  # raised by the worker's classifier, say, on the message being answered
+            conversation = conversation_for()
+            latest = conversation.messages.filter(direction="inbound").latest("id")
+            alert = EmergencyAlert.objects.create(
+                organization=home, conversation=conversation, message=latest, category="flooding", safety_reply="."
+            )
+            Conversation.objects.filter(pk=conversation.pk).update(
+                emergency_category="flooding", emergency_alerted_at=alert.created_at
+            )
+
+    monkeypatch.setattr(engine, "decide", alert_meanwhile)
+    replies = tenant_says(
+        "cold one",
+        model=[
+            call("ask_for_photo", message="Could you send a photo?"),
+            issue_call(urgency="emergency", photo="not_needed", message="Logged as an emergency."),
+        ],
+    )
+    assert emergencies == [False, True]
+    assert len(replies) == 1 and replies[0].startswith("Logged as an emergency.")  # never "send a photo"
+    assert Issue.objects.get().urgency == "emergency"
+
+
 def test_disallowed_call_is_rejected_and_the_model_tries_again(home, tenant_says):
     replies = tenant_says(
         "My boiler is not working",
