@@ -31,7 +31,7 @@ from django.db.models import ForeignKey
 from django.utils import timezone
 
 from conversations import message_kinds
-from conversations.models import Conversation, IdentityStatus, Message
+from conversations.models import Conversation, GatheringState, IdentityStatus, Message
 from conversations.number_change import messages_hand_on
 from conversations.outbound import Choice, outbound_choice_queue, outbound_sent_together, outbound_text_queue
 from emergencies.models import EmergencyAlert
@@ -61,6 +61,9 @@ STALE_NOTE = (
     "Tell the tenant so in your reply, in their language, and ask them to describe the problem again if it is "
     "still there. Their identity and property are unchanged."
 )
+
+
+BETWEEN_REPORTS = (GatheringState.IDLE, GatheringState.ISSUE_CREATED)
 
 
 class StateMoved(Exception):
@@ -136,6 +139,8 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         at_start = (conversation.identity_status, conversation.gathering_state)
         if conversation.identity_status == IdentityStatus.UNIDENTIFIED:  # also a tenant whose tenancy began since
             services.conversation_identify_by_phone(conversation=conversation)
+        elif conversation.gathering_state in BETWEEN_REPORTS and not conversation.emergency_category:
+            services.conversation_home_recheck(conversation=conversation)  # a tenant who moved since
         emergency_report_open(conversation=conversation)  # once the property is known, the emergency's issue
         notes = [note for note in (follow_up, settled.note if settled else "") if note]
         if gathering_is_stale(conversation):

@@ -12,7 +12,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 from django.utils import timezone
 
-from conversations.models import Conversation, GatheringState, Message
+from conversations.models import Conversation, GatheringState, IdentityStatus, Message
 from orchestration.gating import identity_after
 from orchestration.replies import language_guess
 from properties.address_match import AddressMatch, address_match, property_address_match
@@ -62,6 +62,28 @@ def conversation_identify_by_phone(*, conversation: Conversation) -> str:
     if after != before:  # a later turn's lookup mostly finds what the last one did: no write then
         conversation.save(update_fields=["tenant", "property", "identity_status", "updated_at"])
     return outcome
+
+
+def conversation_home_recheck(*, conversation: Conversation) -> None:
+    """At the start of a turn between reports, for a number whose tenant had
+    confirmed a home: when the tenant has current tenancies and that home is
+    no longer one of them (the tenancy ended, they moved to another of the
+    agency's homes), the confirmation is dropped and the number looked up
+    again, so that the next report is not filed at the home they left. A
+    tenant with no current tenancy keeps the home they confirmed (their
+    reports are marked unverified)."""
+    if conversation.tenant is None or conversation.property_id is None:
+        return
+    if conversation.identity_status not in (IdentityStatus.CONFIRMED, IdentityStatus.ACTIVE):
+        return
+    homes = {t.property_id for t in tenancies_current(tenant=conversation.tenant)}
+    if not homes or conversation.property_id in homes:
+        return
+    logger.info(
+        "conversation %s: home %s is no longer the tenant's; looked up again", conversation.pk, conversation.property_id
+    )
+    conversation.property, conversation.identity_status = None, IdentityStatus.UNIDENTIFIED
+    conversation_identify_by_phone(conversation=conversation)
 
 
 def _tenancy_named(conversation: Conversation, homes: list[Property]) -> Property | None:

@@ -9,10 +9,12 @@ import datetime
 
 import pytest
 from django.core import mail
+from django.utils import timezone
 
 from issues.models import Issue
 from orchestration.models import Turn
 from orchestration.testing.fixtures import PHONE, call, conversation_for, issue_call
+from properties.models import Tenancy
 from properties.tests.factories import OrganizationFactory, PropertyFactory, TenancyFactory, TenantFactory
 
 pytestmark = pytest.mark.django_db
@@ -112,6 +114,31 @@ def test_another_organizations_home_is_never_proposed(home, tenant_says):
     PropertyFactory(organization=other, code="B-3", address="Flat 3, 12 Harbour Street, Leeds", postcode="LS1 4AB")
     tenant_says("flat 3 12 harbour st", phone=STRANGER, model=[call("find_property", address="flat 3 12 harbour st")])
     assert conversation_for(STRANGER).candidate_property is None
+
+
+def test_a_tenant_who_moved_to_another_of_the_agencys_homes_reports_at_the_new_one(home, tenant_says):
+    tenant_says("hello", model=[call("respond", message="Hi Amira, how can I help?")])
+    assert conversation_for().property.code == "FLAT-1"
+    amira = home.tenants.get(phone=PHONE)
+    Tenancy.objects.filter(tenant=amira).update(end_date=timezone.localdate() - datetime.timedelta(days=1))
+    house = PropertyFactory(organization=home, code="HOUSE-7", address="7 Orchard Lane, Leeds", postcode="LS6 3HN")
+    TenancyFactory(tenant=amira, property=house, start_date=timezone.localdate())
+
+    tenant_says("the boiler is not working", model=[call("ask_for_details", question="Since when?")])
+    conversation = conversation_for()
+    assert (conversation.property.code, conversation.identity_status) == ("HOUSE-7", "confirmed")
+    tenant_says("since this morning", model=[call("ask_for_photo", message="A photo?")])
+    tenant_says("", media=PHOTO, model=[issue_call(title="Boiler not working")])
+    issue = Issue.objects.get()
+    assert issue.property.code == "HOUSE-7" and not issue.tenant_unverified
+
+
+def test_a_tenant_whose_tenancy_ended_keeps_the_home_they_confirmed(home, tenant_says):
+    tenant_says("hello", model=[call("respond", message="Hi Amira, how can I help?")])
+    Tenancy.objects.filter(tenant__phone=PHONE).update(end_date=timezone.localdate() - datetime.timedelta(days=1))
+    tenant_says("is my deposit back yet?", model=[call("respond", message="I'll ask your landlord.")])
+    conversation = conversation_for()
+    assert (conversation.property.code, conversation.identity_status) == ("FLAT-1", "confirmed")
 
 
 @pytest.fixture
