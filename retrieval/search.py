@@ -305,6 +305,11 @@ keyword_matches AS MATERIALIZED (
        AND c.organization_id = %(organization_id)s::bigint
        AND (c.property_id IS NULL OR c.property_id = %(property_id)s))
 ),
+word_df AS (
+    -- The chunks in scope holding each word, each once: two query terms close
+    -- to the same word ("leak", "leaking") must not count its chunks twice.
+    SELECT word, count(DISTINCT id) AS df FROM keyword_matches GROUP BY word
+),
 keyword_leg AS (
     -- BM25-like: per term the best (similarity x idf) of its words, summed over terms.
     -- float8, not numeric: numeric ln() over thousands of matches cost a third of the query.
@@ -312,8 +317,9 @@ keyword_leg AS (
     FROM (
         SELECT id, sum(best) AS score
         FROM (
-            SELECT m.id, m.term, max(m.similarity * ln(1 + (s.n - m.df + 0.5::float8) / (m.df + 0.5::float8))) AS best
-            FROM (SELECT *, count(*) OVER (PARTITION BY word) AS df FROM keyword_matches) m
+            SELECT m.id, m.term, max(m.similarity * ln(1 + (s.n - d.df + 0.5::float8) / (d.df + 0.5::float8))) AS best
+            FROM keyword_matches m
+            JOIN word_df d USING (word)
             CROSS JOIN scope_size s
             GROUP BY m.id, m.term
         ) per_term

@@ -179,6 +179,23 @@ def test_a_misspelt_word_is_found_by_the_keyword_leg(scoped):
     assert hits[0].keyword_rank == 1 and hits[0].vector_rank is None
 
 
+def test_two_query_words_close_to_one_word_do_not_count_its_chunks_twice(scoped):
+    """ "stopcock stopcok": both terms find the word "stopcock", in 1 of the
+    flat's 4 chunks. Its idf is that of 1 chunk, as for "stopcock" alone, so
+    the score is the sum of the two terms' similarities times that idf."""
+
+    def score(query: str) -> float:
+        [hit] = knowledge_search(
+            organization_id=scoped["alice"].pk, property_id=scoped["flat"].pk, query=query, mode="keyword", limit=1
+        )
+        return hit.keyword_score or 0.0
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT similarity('stopcok', 'stopcock')")
+        [(typo,)] = cursor.fetchall()
+    assert score("stopcock stopcok") == pytest.approx(score("stopcock") * (1 + typo))
+
+
 def test_another_landlords_near_duplicate_words_do_not_crowd_out_this_organizations_match(scoped, ingest):
     # Bob's documents hold words closer to the typo "stopcok" than Alice's "stopcock"
     # (more than SEARCH_WORDS_PER_TERM of them). A vocabulary shared by all
