@@ -60,12 +60,18 @@ TurnMessages = tuple[list[Message], list[Message]]
 
 
 def turn_context_load(
-    *, conversation: Conversation, message_ids: list[int], messages: TurnMessages | None = None
+    *,
+    conversation: Conversation,
+    message_ids: list[int],
+    messages: TurnMessages | None = None,
+    tenant_properties: list[Property] | None = None,
 ) -> TurnContext:
     """What the model is shown. ``messages``: the turn's messages and history
-    when the caller has read them already (``turn_messages_load``)."""
+    when the caller has read them already (``turn_messages_load``);
+    ``tenant_properties``: the tenant's current homes, likewise."""
     new_messages, history = messages or turn_messages_load(conversation, message_ids)
-    tenant_properties = _tenant_properties(conversation)
+    if tenant_properties is None:
+        tenant_properties = _tenant_properties(conversation)
     scope = conversation.property or (tenant_properties[0] if len(tenant_properties) == 1 else None)
     open_issues = _open_issues(scope, conversation, tenant_properties) if scope else []
     photo_received = report_photos(conversation=conversation, message_ids=message_ids).exists()

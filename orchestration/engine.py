@@ -137,10 +137,11 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         if not llm_enabled(conversation):
             return _flag_off(conversation, message_ids, started=started)
         at_start = (conversation.identity_status, conversation.gathering_state)
+        homes = None  # the tenant's current homes, where read here
         if conversation.identity_status == IdentityStatus.UNIDENTIFIED:  # also a tenant whose tenancy began since
             services.conversation_identify_by_phone(conversation=conversation)
         elif conversation.gathering_state in BETWEEN_REPORTS and not conversation.emergency_category:
-            services.conversation_home_recheck(conversation=conversation)  # a tenant who moved since
+            homes = services.conversation_home_recheck(conversation=conversation)  # a tenant who moved since
         emergency_report_open(conversation=conversation)  # once the property is known, the emergency's issue
         notes = [note for note in (follow_up, settled.note if settled else "") if note]
         if gathering_is_stale(conversation):
@@ -149,7 +150,9 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
             notes.append(STALE_NOTE.format(hours=settings.GATHERING_STALE_HOURS))
         if emergency_note := emergency_report_note(conversation):
             notes.append(emergency_note)
-        context = turn_context_load(conversation=conversation, message_ids=message_ids, messages=messages)
+        context = turn_context_load(
+            conversation=conversation, message_ids=message_ids, messages=messages, tenant_properties=homes
+        )
         services.conversation_language_note(conversation=conversation, text=context.latest_text)
         context.notes = notes
         context.identity_at_start, context.gathering_at_start = at_start

@@ -64,26 +64,28 @@ def conversation_identify_by_phone(*, conversation: Conversation) -> str:
     return outcome
 
 
-def conversation_home_recheck(*, conversation: Conversation) -> None:
+def conversation_home_recheck(*, conversation: Conversation) -> list[Property] | None:
     """At the start of a turn between reports, for a number whose tenant had
     confirmed a home: when the tenant has current tenancies and that home is
     no longer one of them (the tenancy ended, they moved to another of the
     agency's homes), the confirmation is dropped and the number looked up
     again, so that the next report is not filed at the home they left. A
     tenant with no current tenancy keeps the home they confirmed (their
-    reports are marked unverified)."""
+    reports are marked unverified). Returns the tenant's current homes when
+    it read them (the turn's context needs them too), else None."""
     if conversation.tenant is None or conversation.property_id is None:
-        return
+        return None
     if conversation.identity_status not in (IdentityStatus.CONFIRMED, IdentityStatus.ACTIVE):
-        return
-    homes = {t.property_id for t in tenancies_current(tenant=conversation.tenant)}
-    if not homes or conversation.property_id in homes:
-        return
+        return None
+    homes = [t.property for t in tenancies_current(tenant=conversation.tenant)]
+    if not homes or conversation.property_id in {home.pk for home in homes}:
+        return homes
     logger.info(
         "conversation %s: home %s is no longer the tenant's; looked up again", conversation.pk, conversation.property_id
     )
     conversation.property, conversation.identity_status = None, IdentityStatus.UNIDENTIFIED
     conversation_identify_by_phone(conversation=conversation)
+    return homes
 
 
 def _tenancy_named(conversation: Conversation, homes: list[Property]) -> Property | None:

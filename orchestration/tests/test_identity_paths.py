@@ -133,6 +133,16 @@ def test_a_tenant_who_moved_to_another_of_the_agencys_homes_reports_at_the_new_o
     assert issue.property.code == "HOUSE-7" and not issue.tenant_unverified
 
 
+def test_a_confirmed_turn_reads_the_tenants_homes_once(home, tenant_says):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    tenant_says("hello", model=[call("respond", message="Hi Amira, how can I help?")])
+    with CaptureQueriesContext(connection) as queries:
+        tenant_says("is the bin day tuesday?", model=[call("respond", message="Yes.")])
+    assert sum('FROM "properties_tenancy"' in q["sql"] for q in queries.captured_queries) == 1
+
+
 def test_a_tenant_whose_tenancy_ended_keeps_the_home_they_confirmed(home, tenant_says):
     tenant_says("hello", model=[call("respond", message="Hi Amira, how can I help?")])
     Tenancy.objects.filter(tenant__phone=PHONE).update(end_date=timezone.localdate() - datetime.timedelta(days=1))
