@@ -197,13 +197,6 @@ def _create_issue_rejection(tool_input: dict[str, Any], snapshot: Snapshot) -> s
     if snapshot.gathering in (G.IDLE, G.ISSUE_CREATED) and not (emergency or snapshot.photo_received):
         # After an issue is created, a new problem starts over: its details first.
         return "Too early to create an issue: ask for the details first (ask_for_details)."
-    if snapshot.gathering == G.ISSUE_CREATED and not emergency and not snapshot.report_text.strip():
-        # A photo alone just after a filing is most often more of the issue just filed.
-        return (
-            "Since the last issue was created the tenant has sent a photo and no words. Do not create another "
-            "issue from a photo alone: ask whether it shows the issue just reported or a new problem "
-            "(ask_for_details)."
-        )
     return None
 
 

@@ -52,24 +52,6 @@ def test_full_report_details_photo_issue(home, tenant_says, django_capture_on_co
     assert mail.outbox and issue.reference in mail.outbox[0].subject
 
 
-def test_a_photo_alone_after_the_issue_is_asked_about_not_filed_again(home, tenant_says):
-    tenant_says("The kitchen tap is leaking", model=[call("ask_for_details", question="Which tap, and since when?")])
-    tenant_says("Cold tap, since Monday", model=[call("ask_for_photo", message="Photo please?")])
-    tenant_says("", media=PHOTO, model=[issue_call()])
-    another = [("https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM2/Media/ME2", "image/jpeg")]
-    replies = tenant_says(
-        "",
-        media=another,
-        model=[
-            issue_call(title="Water under the sink"),
-            call("ask_for_details", question="Is this the leak you reported, or something new?"),
-        ],
-    )
-    assert replies == ["Is this the leak you reported, or something new?"]
-    assert Issue.objects.count() == 1
-    assert "a photo and no words" in Turn.objects.latest("id").tool_calls[0]["rejection"]
-
-
 def test_an_alert_raised_during_the_model_call_runs_the_turn_again(home, tenant_says, monkeypatch):
     """The model chose "send a photo" before the emergency path alerted on the
     tenant's next message: that answer is dropped and the turn runs again,

@@ -22,9 +22,7 @@ def test_every_tool_has_a_row_and_every_state_is_known():
 @pytest.mark.parametrize("gathering", GatheringState.values)
 @pytest.mark.parametrize("identity", IdentityStatus.values)
 def test_create_issue_needs_a_confirmed_identity(identity, gathering):
-    snapshot = Snapshot(
-        identity=identity, gathering=gathering, photo_received=True, property_code="FLAT-1", report_text="tap drips"
-    )
+    snapshot = Snapshot(identity=identity, gathering=gathering, photo_received=True, property_code="FLAT-1")
     allowed = rejection("create_issue", ISSUE, snapshot) is None
     assert allowed == (identity in ("confirmed", "active"))
 
@@ -57,24 +55,9 @@ def test_ask_for_photo_only_after_details(gathering, allowed):
 )
 def test_create_issue_photo_rules(photo, gathering, photo_received, emergency, allowed):
     snapshot = Snapshot(
-        identity="active",
-        gathering=gathering,
-        photo_received=photo_received,
-        emergency=emergency,
-        property_code="F-1",
-        report_text="and now the bath tap drips",
+        identity="active", gathering=gathering, photo_received=photo_received, emergency=emergency, property_code="F-1"
     )
     assert (rejection("create_issue", {**ISSUE, "photo": photo}, snapshot) is None) == allowed
-
-
-@pytest.mark.parametrize(("gathering", "allowed"), [("issue_created", False), ("idle", True)])
-def test_a_photo_without_words_after_an_issue_is_not_a_new_issue(gathering, allowed):
-    snapshot = Snapshot(
-        identity="active", gathering=gathering, photo_received=True, property_code="F-1", report_text=" "
-    )
-    assert (rejection("create_issue", {**ISSUE, "photo": "provided"}, snapshot) is None) == allowed
-    emergency = {**ISSUE, "photo": "provided", "urgency": "emergency"}
-    assert rejection("create_issue", emergency, snapshot) is None  # an emergency is never held up
 
 
 def test_schema_errors_are_readable():
