@@ -14,9 +14,10 @@ numbered text otherwise). The turn engine reads the answer
 - **No**: the issue is reopened (its resolved clock runs again), the manager
   is alerted, and the tenant is asked what is still wrong; their next text
   goes on the issue's history and to the manager.
-- An answer tapped or typed together with words (one burst of messages):
-  the words are what the prompt would have asked for, so they are recorded
-  at once (``words``) and the prompt is not sent.
+- A No or a rating sent together with words (one burst of messages): the
+  words are what the prompt would have asked for, so they are recorded at
+  once (``words``) and the prompt is not sent. (Words sent with a Yes go to
+  the model only; ``orchestration/repair_answers.py`` decides which.)
 - **No answer** within ``ISSUE_FIX_CLOSE_DAYS``: beat closes the issue
   (``fix_unanswered_close``).
 

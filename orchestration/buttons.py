@@ -171,6 +171,17 @@ def question_choices(question: Message) -> list[Choice]:
     return [Choice(payload=c["payload"], title=c["title"]) for c in (question.raw_payload or {}).get("choices", [])]
 
 
+def choice_typed(question: Message | None, message: Message) -> bool:
+    """Whether ``message`` is only a choice of ``question`` typed out: its
+    number or its title ("2", "No")."""
+    body = (message.body or "").strip()
+    if question is None or not body or len(body) > TITLE_MAX_CHARS:
+        return False
+    choices = question_choices(question)
+    number = NUMBER_ANSWER.match(body)
+    return (number is not None and 0 < int(number.group(1)) <= len(choices)) or _titled(choices, body) is not None
+
+
 class LatestQuestion:
     """``question_latest`` read at most once: a turn's first transaction reads
     the answers twice (before and after its automatic steps, none of which

@@ -135,7 +135,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         if conversation.bot_paused:
             return turn_record(conversation, message_ids, outcome="paused", started=started, decision=decision)
         if not llm_enabled(conversation):
-            return _flag_off(conversation, message_ids, started=started)
+            return _flag_off(conversation, message_ids, started=started, decision=decision)
         at_start = (conversation.identity_status, conversation.gathering_state)
         homes = None  # the tenant's current homes, where read here
         if conversation.identity_status == IdentityStatus.UNIDENTIFIED:  # also a tenant whose tenancy began since
@@ -178,7 +178,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
                 _hand_on(conversation, message_ids)
                 return None
             if conversation.bot_paused:
-                return turn_record(conversation, message_ids, outcome="paused", started=started)
+                return turn_record(conversation, message_ids, outcome="paused", started=started, decision=decision)
             # An alert raised meanwhile moves it too: the answer was chosen without the emergency.
             if (conversation.identity_status, conversation.gathering_state, bool(conversation.emergency_category)) != (
                 context.snapshot.identity,
@@ -546,7 +546,7 @@ def _fallback(
     return turn_record(conversation, message_ids, outcome="fallback", started=started, decision=decision, before=before)
 
 
-def _flag_off(conversation: Conversation, message_ids: list[int], *, started: float) -> Turn:
+def _flag_off(conversation: Conversation, message_ids: list[int], *, started: float, decision: Decision) -> Turn:
     """Without the assistant: acknowledge once and put the conversation in the
     landlord's inbox; later messages wait there silently."""
     if conversation.escalated_at is None:
@@ -561,4 +561,4 @@ def _flag_off(conversation: Conversation, message_ids: list[int], *, started: fl
             author=Message.Author.ASSISTANT,
             purpose="reply",
         )
-    return turn_record(conversation, message_ids, outcome="flag_off", started=started)
+    return turn_record(conversation, message_ids, outcome="flag_off", started=started, decision=decision)

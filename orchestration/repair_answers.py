@@ -1,11 +1,13 @@
 """The tenant's answers to the repair loop's own questions, settled before
 anything else in the turn, with the model on or off and while a person has
-taken over: "Is it fixed?" (Yes / No) and its rating (1-5) end the turn; the
-next text after the comment or "what is still wrong?" prompt is recorded on
-the issue and still goes on to the turn, with a note for the model. What
-they do lives in ``issues/fix_check.py``; this module reads them
-(``buttons``). Anything else, or an answer that no longer applies, is left
-to the turn."""
+taken over: "Is it fixed?" (Yes / No), its rating (1-5) and a visit's times
+end the turn, unless the tenant wrote or said more with the answer (one
+burst): then what they sent after the question is recorded where the answer
+asks for words, and the turn goes on to the model with a note. The next
+text after the comment or "what is still wrong?" prompt is recorded on the
+issue and still goes on to the turn, with a note for the model. What they do
+lives in ``issues/fix_check.py``; this module reads them (``buttons``).
+Anything else, or an answer that no longer applies, is left to the turn."""
 
 from __future__ import annotations
 
@@ -31,9 +33,9 @@ from orchestration.models import Turn
 from orchestration.trace import STRUCTURED_MODEL, Decision, turn_record
 
 BURST_NOTE = (
-    "The tenant answered the product's own question after a repair, and it is recorded ({result}); the landlord "
-    "has it. Their other messages in this turn came with that answer: thank them briefly, and if they report a new "
-    "problem or ask something, handle that as usual."
+    "The tenant answered the product's own question about a repair, and the answer is recorded ({result}). "
+    "Their other messages in this turn came with it: reply to them as usual (a new problem is reported as "
+    "usual), and do not ask that question again."
 )
 FOLLOW_UP_NOTE = (
     "The tenant's latest message answered the product's own question after a repair ({result}): it is "
@@ -129,44 +131,64 @@ def answer_settle(
     """Inside the turn's first transaction, with the conversation locked: when
     this turn's inbound ``messages`` hold an answer to the repair loop's
     questions, record it (its line in ``decision``'s trace) and return the
-    Turn, or, when the tenant sent more with it, ``SettledInBurst``: their
-    words are recorded where the answer asks for words (what is still wrong,
-    a comment) and the rest goes on to the model. None when there is no such
-    answer."""
+    Turn, or ``SettledInBurst`` when the tenant wrote or said more with it:
+    then the words sent after the question are recorded where the answer asks
+    for words (what is still wrong, a comment; not while an emergency stands,
+    when they are the emergency's) and the turn goes on to the model. None
+    when there is no such answer."""
+    if again := _settled_before(messages, decision):
+        return again  # this turn ran before, was discarded after settling: the answer stands
+    latest = latest or buttons.LatestQuestion(conversation)
     snapshot = Snapshot(identity=conversation.identity_status, gathering=conversation.gathering_state)
     answer = buttons.answer_read(conversation=conversation, messages=messages, snapshot=snapshot, latest=latest)
     if answer is None or answer.settled is None:
         return None
-    rest = [m for m in messages if m.pk != answer.message.pk and _says_something(m)]
-    words = "\n".join(text for m in rest if (text := message_text(m).strip()))
+    question = latest.get()
+    said = [
+        (m, text)
+        for m in messages
+        if m.pk != answer.message.pk
+        and m.direction == Message.Direction.INBOUND
+        and m.kind in WORDS_KINDS
+        and not m.button_payload
+        and not buttons.choice_typed(question, m)  # "no" typed, then No tapped: the answer, not words
+        and (text := message_text(m).strip())
+    ]
+    words = "\n".join(text for m, text in said if question is None or m.pk > question.pk)
     try:
-        if words and answer.settled.apply_with_words is not None:
+        if words and not conversation.emergency_category and answer.settled.apply_with_words is not None:
             result = answer.settled.apply_with_words(words)
         else:
             result = answer.settled.apply()
     except (FixCheckError, DispatchError):  # a lapsed offer tapped from a number no longer a contractor's, too
         return None  # changed since it was read: the turn tells the model it does not apply
-    decision.trace.append(
-        {
-            "name": answer.settled.name,
-            "model": STRUCTURED_MODEL,
-            "via": "typed" if answer.typed else "button",
-            "payload": answer.payload,
-            "result": result,
-        }
-    )
-    if rest:
-        return SettledInBurst(message_id=answer.message.pk, note=BURST_NOTE.format(result=result))
-    return turn_record(conversation, message_ids, outcome=answer.settled.name, started=started, decision=decision)
+    entry = {
+        "name": answer.settled.name,
+        "model": STRUCTURED_MODEL,
+        "via": "typed" if answer.typed else "button",
+        "payload": answer.payload,
+        "result": result,
+    }
+    decision.trace.append(entry)
+    if not said:  # nothing more, or only a photo, a sticker or a pin: the answer's own reply ends the turn
+        return turn_record(conversation, message_ids, outcome=answer.settled.name, started=started, decision=decision)
+    # Kept with the answer's message, so that a run of this turn again knows it was settled.
+    answer.message.raw_payload = {**(answer.message.raw_payload or {}), SETTLED_KEY: entry}
+    answer.message.save(update_fields=["raw_payload"])
+    return SettledInBurst(message_id=answer.message.pk, note=BURST_NOTE.format(result=result))
 
 
-def _says_something(message: Message) -> bool:
-    """A message of the tenant's that is more than a tap, a sticker or a reaction."""
-    return (
-        message.direction == Message.Direction.INBOUND
-        and not message.button_payload
-        and message.kind not in (message_kinds.STICKER, message_kinds.REACTION)
-    )
+SETTLED_KEY = "settled"
+# Kinds whose text is the tenant's words (a caption, a transcript); a pin's label or a contact's name is not.
+WORDS_KINDS = frozenset({"", message_kinds.TEXT, message_kinds.IMAGE, message_kinds.AUDIO, message_kinds.VIDEO})
+
+
+def _settled_before(messages: list[Message], decision: Decision) -> SettledInBurst | None:
+    for message in messages:
+        if entry := (message.raw_payload or {}).get(SETTLED_KEY):
+            decision.trace.append(entry)
+            return SettledInBurst(message_id=message.pk, note=BURST_NOTE.format(result=entry["result"]))
+    return None
 
 
 def follow_up_note(*, conversation: Conversation, messages: list[Message]) -> str:

@@ -9,7 +9,7 @@ import pytest
 import time_machine
 from django.utils import timezone
 
-from conversations.models import Message
+from conversations.models import Conversation, Message
 from issues.deadlines import clock_meet, issue_clocks_sync
 from issues.fix_check import fix_unanswered_close
 from issues.models import Issue, IssueUpdate
@@ -183,6 +183,84 @@ def test_a_tap_with_a_sticker_alone_still_ends_the_turn_without_the_model(resolv
     )
     assert replies == ["Sorry it's not fixed. I've reopened R2611-ABC123 and told your landlord. What is still wrong?"]
     assert Turn.objects.filter(conversation=resolved.conversation).latest("id").outcome == "issue_fixed"
+
+
+def test_a_caption_less_photo_with_the_no_leaves_the_prompt_to_ask(resolved, post_inbound, queued):
+    photo = [("https://api.twilio.com/2010-04-01/Accounts/AC1/Messages/MM1/Media/ME1", "image/jpeg")]
+    replies = burst(
+        post_inbound,
+        {"body": "No", "extra": tap("issue_fixed:no:R2611-ABC123", "No")},
+        {"body": "", "media": photo},
+    )
+    assert replies == ["Sorry it's not fixed. I've reopened R2611-ABC123 and told your landlord. What is still wrong?"]
+
+
+def test_no_typed_then_tapped_is_one_answer_not_its_own_words(resolved, post_inbound, queued):
+    replies = burst(post_inbound, {"body": "no"}, {"body": "No", "extra": tap("issue_fixed:no:R2611-ABC123", "No")})
+    assert replies == ["Sorry it's not fixed. I've reopened R2611-ABC123 and told your landlord. What is still wrong?"]
+    assert not IssueUpdate.objects.filter(issue=resolved, body__startswith="Still wrong").exists()
+
+
+def test_words_with_an_answer_while_an_emergency_stands_are_the_emergencys(resolved, post_inbound, queued):
+    from emergencies.models import EmergencyAlert
+
+    conversation = conversation_for()
+    hello = conversation.messages.filter(direction="inbound").latest("id")
+    alert = EmergencyAlert.objects.create(
+        organization=resolved.organization,
+        conversation=conversation,
+        message=hello,
+        category="flooding",
+        safety_reply=".",
+    )
+    conversation.emergency_category, conversation.emergency_alerted_at = "flooding", alert.created_at
+    conversation.save(update_fields=["emergency_category", "emergency_alerted_at"])
+    scripted_queue(phone=PHONE, calls=[call("respond", message="Turn off the water at the stopcock now.")])
+    burst(
+        post_inbound,
+        {"body": "No", "extra": tap("issue_fixed:no:R2611-ABC123", "No")},
+        {"body": "water is pouring through the ceiling now"},
+    )
+    resolved.refresh_from_db()
+    assert resolved.fix_answer == "no"
+    assert not IssueUpdate.objects.filter(issue=resolved, body__startswith="Still wrong").exists()
+    turn = Turn.objects.filter(conversation=conversation).latest("id")
+    assert [c["name"] for c in turn.tool_calls] == ["issue_fixed", "respond"]
+
+
+def test_a_settled_burst_run_again_keeps_its_answer_and_records_nothing_twice(
+    resolved, post_inbound, queued, monkeypatch
+):
+    """The state moves during the first model call: the answer was settled
+    and committed; the turn that runs again must not tell the model the tap
+    changed nothing, nor record the words twice."""
+    from orchestration import engine
+
+    real_decide, notes = engine.decide, []
+
+    def moved_meanwhile(context, decision):
+        notes.append(list(context.notes))
+        real_decide(context, decision)
+        if len(notes) == 1:
+            Conversation.objects.filter(pk=context.conversation.pk).update(gathering_state="gathering_details")
+
+    monkeypatch.setattr(engine, "decide", moved_meanwhile)
+    scripted_queue(
+        phone=PHONE,
+        calls=[call("respond", message="first answer, dropped"), call("respond", message="Thanks, passed on.")],
+    )
+    replies = burst(
+        post_inbound,
+        {"body": "No", "extra": tap("issue_fixed:no:R2611-ABC123", "No")},
+        {"body": "still dripping under the sink"},
+    )
+    assert replies == ["Thanks, passed on."]
+    assert len(notes) == 2 and notes[0] == notes[1]
+    assert "answer is recorded" in notes[1][0] and "Nothing was changed" not in " ".join(notes[1])
+    assert IssueUpdate.objects.filter(issue=resolved, body__startswith="Still wrong").count() == 1
+    assert len(manager_texts()) == 1
+    turn = Turn.objects.filter(conversation=resolved.conversation).latest("id")
+    assert [c["name"] for c in turn.tool_calls] == ["issue_fixed", "respond"]
 
 
 def test_a_turn_run_again_gets_the_same_note_and_records_nothing_twice(resolved, tenant_says):
