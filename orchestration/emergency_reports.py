@@ -75,6 +75,12 @@ def live_alerts(conversation: Conversation) -> QuerySet[EmergencyAlert]:
     return _alerts_in_window(conversation)
 
 
+def emergency_filed(conversation: Conversation) -> bool:
+    """An emergency stands and an issue was filed for it (at the
+    conversation's home, which must not move under it)."""
+    return bool(conversation.emergency_category) and live_alerts(conversation).filter(issue__isnull=False).exists()
+
+
 def _window_start() -> datetime:
     return timezone.now() - timedelta(hours=settings.GATHERING_STALE_HOURS)
 

@@ -45,7 +45,12 @@ from orchestration.context import (
     turn_messages_load,
 )
 from orchestration.decide import decide
-from orchestration.emergency_reports import emergency_end_if_over, emergency_report_note, emergency_report_open
+from orchestration.emergency_reports import (
+    emergency_end_if_over,
+    emergency_filed,
+    emergency_report_note,
+    emergency_report_open,
+)
 from orchestration.gating import identity_after
 from orchestration.handlers import tool_apply
 from orchestration.models import Turn
@@ -140,7 +145,7 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         homes = None  # the tenant's current homes, where read here
         if conversation.identity_status == IdentityStatus.UNIDENTIFIED:  # also a tenant whose tenancy began since
             services.conversation_identify_by_phone(conversation=conversation)
-        elif conversation.gathering_state in BETWEEN_REPORTS and not conversation.emergency_category:
+        elif conversation.gathering_state in BETWEEN_REPORTS and not emergency_filed(conversation):
             homes = services.conversation_home_recheck(conversation=conversation)  # a tenant who moved since
         emergency_report_open(conversation=conversation)  # once the property is known, the emergency's issue
         notes = [note for note in (follow_up, settled.note if settled else "") if note]

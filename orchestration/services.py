@@ -84,7 +84,8 @@ def conversation_home_recheck(*, conversation: Conversation) -> list[Property] |
         "conversation %s: home %s is no longer the tenant's; looked up again", conversation.pk, conversation.property_id
     )
     conversation.property, conversation.identity_status = None, IdentityStatus.UNIDENTIFIED
-    conversation_identify_by_phone(conversation=conversation)
+    if conversation_identify_by_phone(conversation=conversation) == "unknown_phone":  # not saved by the lookup
+        conversation.save(update_fields=["property", "identity_status", "updated_at"])
     return homes
 
 

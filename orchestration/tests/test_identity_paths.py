@@ -133,6 +133,31 @@ def test_a_tenant_who_moved_to_another_of_the_agencys_homes_reports_at_the_new_o
     assert issue.property.code == "HOUSE-7" and not issue.tenant_unverified
 
 
+def test_a_tenant_who_moved_and_smells_gas_gets_the_emergency_filed_at_the_new_home(home, tenant_says, settings):
+    settings.EMERGENCY_CLASSIFIER = "off"  # the rules alone raise the alert, in the webhook
+    tenant_says("hello", model=[call("respond", message="Hi Amira, how can I help?")])
+    amira = home.tenants.get(phone=PHONE)
+    Tenancy.objects.filter(tenant=amira).update(end_date=timezone.localdate() - datetime.timedelta(days=1))
+    house = PropertyFactory(organization=home, code="HOUSE-7", address="7 Orchard Lane, Leeds", postcode="LS6 3HN")
+    TenancyFactory(tenant=amira, property=house, start_date=timezone.localdate())
+
+    tenant_says("I can smell gas in the kitchen", model=[call("respond", message="Please leave now.")])
+    issue = Issue.objects.get()
+    assert (issue.urgency, issue.property.code) == ("emergency", "HOUSE-7")
+
+
+def test_an_emergency_filed_keeps_its_home_while_it_stands(home, tenant_says, settings):
+    settings.EMERGENCY_CLASSIFIER = "off"
+    tenant_says("I can smell gas in the kitchen", model=[call("respond", message="Please leave now.")])
+    amira = home.tenants.get(phone=PHONE)
+    Tenancy.objects.filter(tenant=amira).update(end_date=timezone.localdate() - datetime.timedelta(days=1))
+    house = PropertyFactory(organization=home, code="HOUSE-7", address="7 Orchard Lane, Leeds", postcode="LS6 3HN")
+    TenancyFactory(tenant=amira, property=house, start_date=timezone.localdate())
+    tenant_says("it is getting stronger", model=[call("respond", message="Leave now.")])
+    assert conversation_for().property.code == "FLAT-1"
+    assert Issue.objects.get().property.code == "FLAT-1"
+
+
 def test_a_confirmed_turn_reads_the_tenants_homes_once(home, tenant_says):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
