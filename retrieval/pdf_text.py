@@ -1,7 +1,8 @@
 """Text out of a PDF (a boiler manual, a tenancy handbook) with pypdf.
 
 Pages are joined as paragraphs. A scanned PDF has no text layer: it is refused
-with a message saying so rather than stored empty (no OCR here)."""
+with a message saying so rather than stored empty (no OCR here). A glyph the
+extractor cannot name (NUL) is dropped, not a reason to refuse the file."""
 
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def pdf_text(data: bytes) -> str:
             raise
         logger.info("unreadable PDF: %s", error)
         raise PdfTextError("The PDF could not be read (it may be damaged).") from None
-    text = "\n\n".join(page for page in pages if page)
+    # A glyph the font maps to no character comes out as NUL, which a text column cannot hold.
+    text = "\n\n".join(page for page in pages if page).replace("\x00", "")
     if not text.strip():
         raise PdfTextError("The PDF has no text layer (a scan?): upload a text PDF, or the text as .txt or .md.")
     return text

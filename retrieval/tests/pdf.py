@@ -12,7 +12,7 @@ def pdf_bytes(*pages: str) -> bytes:
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
     for n, text in enumerate(pages):
-        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+        escaped = text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").replace("\x00", "\\000")
         lines = " T* ".join(f"({line}) Tj" for line in escaped.split("\n"))
         stream = f"BT /F1 12 Tf 14 TL 72 720 Td {lines} ET".encode()
         objects.append(

@@ -111,6 +111,13 @@ def test_a_pdf_manual_is_read_page_by_page_and_found_by_search(worlds):
     assert not knowledge_search(query="boiler says F22", organization_id=bob.organization.pk, property_id=None)
 
 
+def test_a_pdf_glyph_the_extractor_cannot_name_is_dropped_not_a_refusal(worlds):
+    alice, _ = worlds
+    manual = pdf_bytes("Boiler manual: turn the wa\x00ter off at the stopcock.")
+    document = document_upload(organization=alice.organization, uploaded_file=upload("manual.pdf", manual)).document
+    assert document.text.strip() == "Boiler manual: turn the water off at the stopcock."
+
+
 def test_upload_too_large_is_refused(worlds, settings):
     alice, _ = worlds
     settings.DOCUMENT_UPLOAD_MAX_BYTES = 10
