@@ -16,8 +16,9 @@ numbered text otherwise). The turn engine reads the answer
   goes on the issue's history and to the manager.
 - A No or a rating sent together with words (one burst of messages): the
   words are what the prompt would have asked for, so they are recorded at
-  once (``words``) and the prompt is not sent. (Words sent with a Yes go to
-  the model only; ``orchestration/repair_answers.py`` decides which.)
+  once (``words``) and the prompt is not sent: the model answers the burst.
+  (Words sent with a Yes go to the model only; while an emergency stands
+  they are the emergency's; ``orchestration/repair_answers.py`` decides.)
 - **No answer** within ``ISSUE_FIX_CLOSE_DAYS``: beat closes the issue
   (``fix_unanswered_close``).
 
@@ -84,12 +85,12 @@ def _locked(conversation: Conversation, reference: str) -> Issue:
     return issue
 
 
-def fix_answer_record(*, conversation: Conversation, reference: str, answer: str, words: str = "") -> str:
+def fix_answer_record(*, conversation: Conversation, reference: str, answer: str, words: str | None = None) -> str:
     """The tenant's Yes or No to "Is it fixed?". Returns what was done (for
     the turn's trace); raises FixCheckError when the issue is not waiting for
     that answer (answered already, reopened or closed by the landlord).
-    ``words``: with No, what is still wrong, sent with the answer (recorded
-    and sent to the manager instead of asking)."""
+    ``words``, with No: what is still wrong, sent with the answer (recorded
+    and sent to the manager); given, even empty, the tenant is not asked."""
     with transaction.atomic():
         issue = _locked(conversation, reference)
         if issue.status != Issue.Status.RESOLVED or issue.fix_asked_at is None or issue.fix_answer:
@@ -129,18 +130,21 @@ def fix_answer_record(*, conversation: Conversation, reference: str, answer: str
             return (
                 f"{reference}: the tenant says it is not fixed; reopened, and what is still wrong sent to the manager"
             )
-        _prompt(conversation, text("not_fixed", language, reference=reference), NOT_FIXED_PURPOSE, reference)
+        if words is None:
+            _prompt(conversation, text("not_fixed", language, reference=reference), NOT_FIXED_PURPOSE, reference)
+        then = "their next message will be added to it" if words is None else "the assistant is answering them"
         landlord_tell(
             organization=issue.organization,
             subject=f"[{reference}] The tenant says it is NOT fixed: reopened",
             body=f"{issue.title}\nProperty: {issue.property}\nThe tenant answered No to 'Is it fixed?'. "
-            f"The issue is open again; their next message will be added to it. {back}".strip(),
+            f"The issue is open again; {then}. {back}".strip(),
         )
         return f"{reference}: the tenant says it is not fixed; reopened and the manager alerted"
 
 
-def rating_record(*, conversation: Conversation, reference: str, rating: int, words: str = "") -> str:
-    """``words``: the comment, sent with the rating (recorded instead of inviting one)."""
+def rating_record(*, conversation: Conversation, reference: str, rating: int, words: str | None = None) -> str:
+    """``words``: the comment, sent with the rating (recorded); given, even
+    empty, no comment is invited."""
     with transaction.atomic():
         issue = _locked(conversation, reference)
         if issue.fix_answer != "yes" or issue.rating is not None:
@@ -158,6 +162,8 @@ def rating_record(*, conversation: Conversation, reference: str, rating: int, wo
         if words:
             _comment_record(issue, conversation, words)
             return f"{reference}: rated {rating}/5; the tenant's comment recorded"
+        if words is not None:
+            return f"{reference}: rated {rating}/5"
         _prompt(conversation, text("comment", language_of(conversation)), COMMENT_PURPOSE, reference)
     return f"{reference}: rated {rating}/5; comment invited"
 

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from conversations.models import Conversation, IdentityStatus, Message
+from conversations.models import Conversation, IdentityStatus, Message, message_text
 from conversations.outbound import Choice
 from orchestration.gating import Snapshot, rejection
 
@@ -171,10 +171,23 @@ def question_choices(question: Message) -> list[Choice]:
     return [Choice(payload=c["payload"], title=c["title"]) for c in (question.raw_payload or {}).get("choices", [])]
 
 
+def question_offering(conversation: Conversation, payload: str) -> Message | None:
+    """The latest question sent in the conversation that offered ``payload``."""
+    return (
+        Message.objects.filter(
+            conversation=conversation,
+            direction=Message.Direction.OUTBOUND,
+            raw_payload__choices__contains=[{"payload": payload}],
+        )
+        .order_by("-id")
+        .first()
+    )
+
+
 def choice_typed(question: Message | None, message: Message) -> bool:
-    """Whether ``message`` is only a choice of ``question`` typed out: its
-    number or its title ("2", "No")."""
-    body = (message.body or "").strip()
+    """Whether ``message`` is only a choice of ``question`` typed or said:
+    its number or its title ("2", "No")."""
+    body = message_text(message).strip()
     if question is None or not body or len(body) > TITLE_MAX_CHARS:
         return False
     choices = question_choices(question)
@@ -184,8 +197,8 @@ def choice_typed(question: Message | None, message: Message) -> bool:
 
 class LatestQuestion:
     """``question_latest`` read at most once: a turn's first transaction reads
-    the answers twice (before and after its automatic steps, none of which
-    asks a question with choices)."""
+    the answers twice (before and after its automatic steps; one that asks a
+    question with choices, an answer settled with more, reads it afresh)."""
 
     def __init__(self, conversation: Conversation) -> None:
         self.conversation = conversation
@@ -287,11 +300,7 @@ def _judge(
 
 def _sent(conversation: Conversation, payload: str) -> bool:
     """Whether any question sent in the conversation offered ``payload``."""
-    return Message.objects.filter(
-        conversation=conversation,
-        direction=Message.Direction.OUTBOUND,
-        raw_payload__choices__contains=[{"payload": payload}],
-    ).exists()
+    return question_offering(conversation, payload) is not None
 
 
 REFUSED_NOTE = (

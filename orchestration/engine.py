@@ -135,19 +135,20 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
             return settled
         emergency_end_if_over(conversation)  # an emergency long over must not make this turn's report one
         follow_up = repair_answers.follow_up_note(conversation=conversation, messages=inbound)
-        if conversation.bot_paused or not llm_enabled(conversation):  # an emergency's issue does not wait
-            emergency_report_open(conversation=conversation)
-        if conversation.bot_paused:
-            return turn_record(conversation, message_ids, outcome="paused", started=started, decision=decision)
-        if not llm_enabled(conversation):
-            return _flag_off(conversation, message_ids, started=started, decision=decision)
         at_start = (conversation.identity_status, conversation.gathering_state)
         homes = None  # the tenant's current homes, where read here
         if conversation.identity_status == IdentityStatus.UNIDENTIFIED:  # also a tenant whose tenancy began since
             services.conversation_identify_by_phone(conversation=conversation)
         elif conversation.gathering_state in BETWEEN_REPORTS and not emergency_filed(conversation):
             homes = services.conversation_home_recheck(conversation=conversation)  # a tenant who moved since
-        emergency_report_open(conversation=conversation)  # once the property is known, the emergency's issue
+        # Once the property is known, the emergency's issue: with the model on or off, paused or not.
+        emergency_report_open(conversation=conversation)
+        if conversation.bot_paused:
+            return turn_record(
+                conversation, message_ids, outcome="paused", started=started, decision=decision, before=at_start
+            )
+        if not llm_enabled(conversation):
+            return _flag_off(conversation, message_ids, started=started, decision=decision)
         notes = [note for note in (follow_up, settled.note if settled else "") if note]
         if gathering_is_stale(conversation):
             since = min((m.created_at for m in messages[0]), default=timezone.now())  # this turn's first message
@@ -161,7 +162,10 @@ def _turn(conversation_id: int, message_ids: list[int], started: float, decision
         services.conversation_language_note(conversation=conversation, text=context.latest_text)
         context.notes = notes
         context.identity_at_start, context.gathering_at_start = at_start
-        answered = settled.message_id if settled else None  # an answer settled above is not read again
+        if settled:  # an answer settled above is not read again; a question it asked is the latest now
+            answered, latest = frozenset(settled.message_ids), buttons.LatestQuestion(conversation)
+        else:
+            answered = frozenset()
         early = _structured(conversation, context, decision, message_ids, started, latest, answered)
         if isinstance(early, Turn):
             return early  # answered without the model (a pin, a sticker, a message we cannot read)
@@ -216,15 +220,15 @@ def _structured(
     message_ids: list[int],
     started: float,
     latest: buttons.LatestQuestion,
-    answered: int | None,
+    answered: frozenset[int],
 ) -> Turn | None:
     """Inside the turn's first transaction: what the turn's messages settle
     without the model. Returns the Turn when the turn ends here; else may
     leave a structured call in ``decision`` (``call``: applied without the
     model; ``first``: a confirmation the model goes on from) or notes for
-    the model in ``context``. ``answered``: a message settled already
+    the model in ``context``. ``answered``: messages settled already
     (``repair_answers``), left out here."""
-    new = [m for m in context.new_messages if m.direction == Message.Direction.INBOUND and m.pk != answered]
+    new = [m for m in context.new_messages if m.direction == Message.Direction.INBOUND and m.pk not in answered]
     answer = buttons.answer_read(conversation=conversation, messages=new, snapshot=context.snapshot, latest=latest)
     if answer is not None and answer.structured is not None:
         via = "typed" if answer.typed else "button"

@@ -112,10 +112,11 @@ buttons.button_action_register(RATING_ACTION, _rating)
 @dataclass(frozen=True)
 class SettledInBurst:
     """An answer settled whose burst holds more from the tenant: the turn goes
-    on with the rest, the model told by ``note``; ``message_id``, the
-    answer's message, is not read as an answer again."""
+    on with the rest, the model told by ``note``; ``message_ids``, the
+    answer's message and any repeat of it ("no" typed, then No tapped), are
+    not read as answers again."""
 
-    message_id: int
+    message_ids: tuple[int, ...]
     note: str
 
 
@@ -131,33 +132,36 @@ def answer_settle(
     """Inside the turn's first transaction, with the conversation locked: when
     this turn's inbound ``messages`` hold an answer to the repair loop's
     questions, record it (its line in ``decision``'s trace) and return the
-    Turn, or ``SettledInBurst`` when the tenant wrote or said more with it:
-    then the words sent after the question are recorded where the answer asks
-    for words (what is still wrong, a comment; not while an emergency stands,
-    when they are the emergency's) and the turn goes on to the model. None
-    when there is no such answer."""
-    if again := _settled_before(messages, decision):
+    Turn, or ``SettledInBurst`` when the tenant wrote or said more with it.
+    Then the answer asks for nothing more: the words sent after its question
+    are recorded where it would have asked for words (what is still wrong, a
+    comment; not while an emergency stands, when they are the emergency's),
+    and the turn goes on to the model. None when there is no such answer."""
+    if again := _settled_before(conversation, messages, decision):
         return again  # this turn ran before, was discarded after settling: the answer stands
     latest = latest or buttons.LatestQuestion(conversation)
     snapshot = Snapshot(identity=conversation.identity_status, gathering=conversation.gathering_state)
     answer = buttons.answer_read(conversation=conversation, messages=messages, snapshot=snapshot, latest=latest)
     if answer is None or answer.settled is None:
         return None
-    question = latest.get()
+    question = _question_answered(conversation, answer, latest)
+    inbound = [m for m in messages if m.direction == Message.Direction.INBOUND]
+    answered = [
+        m
+        for m in inbound
+        if m.pk == answer.message.pk
+        or (m.button_payload and m.button_payload == answer.payload)
+        or (not m.button_payload and buttons.choice_typed(question, m))  # "no" typed, then No tapped
+    ]
     said = [
         (m, text)
-        for m in messages
-        if m.pk != answer.message.pk
-        and m.direction == Message.Direction.INBOUND
-        and m.kind in WORDS_KINDS
-        and not m.button_payload
-        and not buttons.choice_typed(question, m)  # "no" typed, then No tapped: the answer, not words
-        and (text := message_text(m).strip())
+        for m in inbound
+        if m not in answered and m.kind in WORDS_KINDS and not m.button_payload and (text := message_text(m).strip())
     ]
-    words = "\n".join(text for m, text in said if question is None or m.pk > question.pk)
     try:
-        if words and not conversation.emergency_category and answer.settled.apply_with_words is not None:
-            result = answer.settled.apply_with_words(words)
+        if said and answer.settled.apply_with_words is not None:
+            words = "" if conversation.emergency_category else _after(said, question)
+            result = answer.settled.apply_with_words(words)  # asks for nothing: the model answers
         else:
             result = answer.settled.apply()
     except (FixCheckError, DispatchError):  # a lapsed offer tapped from a number no longer a contractor's, too
@@ -173,9 +177,11 @@ def answer_settle(
     if not said:  # nothing more, or only a photo, a sticker or a pin: the answer's own reply ends the turn
         return turn_record(conversation, message_ids, outcome=answer.settled.name, started=started, decision=decision)
     # Kept with the answer's message, so that a run of this turn again knows it was settled.
-    answer.message.raw_payload = {**(answer.message.raw_payload or {}), SETTLED_KEY: entry}
+    ids = tuple(m.pk for m in answered)
+    kept = {"conversation": conversation.pk, "answered": list(ids), "entry": entry}
+    answer.message.raw_payload = {**(answer.message.raw_payload or {}), SETTLED_KEY: kept}
     answer.message.save(update_fields=["raw_payload"])
-    return SettledInBurst(message_id=answer.message.pk, note=BURST_NOTE.format(result=result))
+    return SettledInBurst(message_ids=ids, note=BURST_NOTE.format(result=result))
 
 
 SETTLED_KEY = "settled"
@@ -183,11 +189,32 @@ SETTLED_KEY = "settled"
 WORDS_KINDS = frozenset({"", message_kinds.TEXT, message_kinds.IMAGE, message_kinds.AUDIO, message_kinds.VIDEO})
 
 
-def _settled_before(messages: list[Message], decision: Decision) -> SettledInBurst | None:
+def _question_answered(
+    conversation: Conversation, answer: buttons.Answer, latest: buttons.LatestQuestion
+) -> Message | None:
+    """The question the answer answers: the latest one, or for a tap on an
+    older question's button, that question."""
+    question = latest.get()
+    if answer.typed or (
+        question is not None and answer.payload in {c.payload for c in buttons.question_choices(question)}
+    ):
+        return question
+    return buttons.question_offering(conversation, answer.payload)
+
+
+def _after(said: list[tuple[Message, str]], question: Message | None) -> str:
+    """The words sent after ``question``: those before it did not answer it."""
+    return "\n".join(text for m, text in said if question is None or m.pk > question.pk)
+
+
+def _settled_before(conversation: Conversation, messages: list[Message], decision: Decision) -> SettledInBurst | None:
     for message in messages:
-        if entry := (message.raw_payload or {}).get(SETTLED_KEY):
-            decision.trace.append(entry)
-            return SettledInBurst(message_id=message.pk, note=BURST_NOTE.format(result=entry["result"]))
+        kept = (message.raw_payload or {}).get(SETTLED_KEY)
+        if kept and kept.get("conversation") == conversation.pk:  # not one handed on from a retired conversation
+            decision.trace.append(kept["entry"])
+            return SettledInBurst(
+                message_ids=tuple(kept["answered"]), note=BURST_NOTE.format(result=kept["entry"]["result"])
+            )
     return None
 
 

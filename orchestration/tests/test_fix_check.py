@@ -216,16 +216,73 @@ def test_words_with_an_answer_while_an_emergency_stands_are_the_emergencys(resol
     conversation.emergency_category, conversation.emergency_alerted_at = "flooding", alert.created_at
     conversation.save(update_fields=["emergency_category", "emergency_alerted_at"])
     scripted_queue(phone=PHONE, calls=[call("respond", message="Turn off the water at the stopcock now.")])
-    burst(
+    replies = burst(
         post_inbound,
         {"body": "No", "extra": tap("issue_fixed:no:R2611-ABC123", "No")},
         {"body": "water is pouring through the ceiling now"},
     )
+    assert replies[-1].startswith("Turn off the water at the stopcock now.")
+    assert not any("What is still wrong?" in reply for reply in replies)  # it could not be answered now
     resolved.refresh_from_db()
     assert resolved.fix_answer == "no"
     assert not IssueUpdate.objects.filter(issue=resolved, body__startswith="Still wrong").exists()
     turn = Turn.objects.filter(conversation=conversation).latest("id")
     assert [c["name"] for c in turn.tool_calls] == ["issue_fixed", "respond"]
+
+
+def test_no_typed_then_tapped_with_words_records_them_and_the_model_hears_no_refusal(
+    resolved, post_inbound, queued, monkeypatch
+):
+    from orchestration import engine
+
+    real_decide, notes = engine.decide, []
+    monkeypatch.setattr(
+        engine, "decide", lambda context, decision: notes.extend(context.notes) or real_decide(context, decision)
+    )
+    scripted_queue(phone=PHONE, calls=[call("respond", message="Thanks, passed on.")])
+    burst(
+        post_inbound,
+        {"body": "no"},
+        {"body": "No", "extra": tap("issue_fixed:no:R2611-ABC123", "No")},
+        {"body": "the tap still drips"},
+    )
+    assert (
+        IssueUpdate.objects.filter(issue=resolved, author="tenant").latest("id").body
+        == "Still wrong: the tap still drips"
+    )
+    assert notes and not any("Nothing was changed" in note for note in notes)
+
+
+def test_a_tap_on_an_older_question_is_judged_against_that_question(resolved, home, tenant_says, post_inbound, queued):
+    second = IssueFactory(
+        organization=home, property=resolved.property, conversation=resolved.conversation, reference="R2611-DEF456"
+    )
+    issue_status_change(issue=second, status="resolved", actor=UserFactory())
+    tenant_says("Yes", extra=tap("issue_fixed:yes:R2611-DEF456", "Yes"))  # the rating question is the latest now
+    replies = burst(post_inbound, {"body": "no"}, {"body": "No", "extra": tap("issue_fixed:no:R2611-ABC123", "No")})
+    resolved.refresh_from_db()
+    assert resolved.fix_answer == "no"
+    assert not IssueUpdate.objects.filter(issue=resolved, body__startswith="Still wrong").exists()  # "no" is the answer
+    assert replies == ["Sorry it's not fixed. I've reopened R2611-ABC123 and told your landlord. What is still wrong?"]
+
+
+def test_an_answer_kept_from_another_conversation_is_not_replayed(resolved):
+    from orchestration.repair_answers import SETTLED_KEY, answer_settle
+    from orchestration.trace import Decision
+
+    conversation = conversation_for()
+    message = conversation.messages.filter(direction="inbound").latest("id")
+    entry = {"name": "issue_fixed", "result": "R2611-ABC123: reopened"}
+    message.raw_payload = {SETTLED_KEY: {"conversation": conversation.pk + 1, "answered": [message.pk], "entry": entry}}
+    kept = answer_settle(
+        conversation=conversation, messages=[message], message_ids=[message.pk], started=0.0, decision=Decision()
+    )
+    assert kept is None  # handed on from a retired conversation: not this one's answer
+    message.raw_payload[SETTLED_KEY]["conversation"] = conversation.pk
+    kept = answer_settle(
+        conversation=conversation, messages=[message], message_ids=[message.pk], started=0.0, decision=Decision()
+    )
+    assert kept is not None and "R2611-ABC123: reopened" in kept.note
 
 
 def test_a_settled_burst_run_again_keeps_its_answer_and_records_nothing_twice(

@@ -133,13 +133,18 @@ def test_a_tenant_who_moved_to_another_of_the_agencys_homes_reports_at_the_new_o
     assert issue.property.code == "HOUSE-7" and not issue.tenant_unverified
 
 
-def test_a_tenant_who_moved_and_smells_gas_gets_the_emergency_filed_at_the_new_home(home, tenant_says, settings):
+@pytest.mark.parametrize("assistant", ["on", "off"])
+def test_a_tenant_who_moved_and_smells_gas_gets_the_emergency_filed_at_the_new_home(
+    home, tenant_says, settings, assistant
+):
     settings.EMERGENCY_CLASSIFIER = "off"  # the rules alone raise the alert, in the webhook
     tenant_says("hello", model=[call("respond", message="Hi Amira, how can I help?")])
     amira = home.tenants.get(phone=PHONE)
     Tenancy.objects.filter(tenant=amira).update(end_date=timezone.localdate() - datetime.timedelta(days=1))
     house = PropertyFactory(organization=home, code="HOUSE-7", address="7 Orchard Lane, Leeds", postcode="LS6 3HN")
     TenancyFactory(tenant=amira, property=house, start_date=timezone.localdate())
+    home.llm_orchestration_enabled = assistant == "on"
+    home.save()
 
     tenant_says("I can smell gas in the kitchen", model=[call("respond", message="Please leave now.")])
     issue = Issue.objects.get()
