@@ -250,3 +250,20 @@ def _healthy(bind: str) -> bool:
         return requests.get(f"http://{bind}/healthz", timeout=1).status_code == 200
     except requests.RequestException:
         return False
+
+
+def test_services_that_ignore_the_stop_signal_are_killed_after_the_grace_period():
+    from stack.management.commands.run_stack import services_stop
+
+    stubborn = (
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('up', flush=True); time.sleep(120)"
+    )
+    children = [subprocess.Popen([sys.executable, "-c", stubborn], stdout=subprocess.PIPE) for _ in range(3)]
+    polite = subprocess.Popen(
+        [sys.executable, "-c", "import time; print('up', flush=True); time.sleep(120)"], stdout=subprocess.PIPE
+    )
+    for child in [*children, polite]:
+        assert child.stdout.readline() == b"up\n"  # running, its handler set
+    services_stop([*children, polite], grace=0.5)
+    assert [child.returncode for child in children] == [-signal.SIGKILL] * 3
+    assert polite.returncode == -signal.SIGTERM
