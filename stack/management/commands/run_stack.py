@@ -48,7 +48,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 
 def services_stop(children: list[subprocess.Popen], *, grace: float) -> None:
     """SIGTERM to each child still running; those not gone within ``grace``
-    seconds, one period for all of them (four slow children once took 80 s),
+    seconds, one period for all of them (one each let four slow ones take 80 s),
     are killed."""
     for child in children:
         if child.poll() is None:
