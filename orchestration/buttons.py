@@ -96,8 +96,8 @@ class Settled:
     the repair loop's "Is it fixed?" and its rating. ``apply()`` does it and
     returns the line for the turn's trace; ``name`` labels the trace entry.
     ``apply_with_words(words)``, where the answer prompts for words (what is
-    still wrong, a comment): the same, with the words the tenant sent along
-    with it recorded instead of asking for them."""
+    still wrong, a comment): the same without the prompt, the words the
+    tenant sent along with it recorded (none when ``words`` is empty)."""
 
     name: str
     apply: Callable[[], str]
