@@ -500,6 +500,13 @@ if EVAL_SCHEDULE_ENABLED:
 EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", "e5-multilingual")
 EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32)
+# Threads each process's embedding engine may use; 0 lets the engine take every
+# core. Processes that embed side by side on one machine (web workers, Celery
+# workers, parallel test workers) should share the cores out: two engines each
+# spinning on every core of a 2-core machine ran three times slower.
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
+if EMBEDDING_THREADS < 0:
+    raise ImproperlyConfigured(f"EMBEDDING_THREADS must be 0 (every core) or more, not {EMBEDDING_THREADS}")
 # Chunk size in the embedding model's own tokens, title and headings included
 # (capped at what the model reads), and the overlap between chunks of one section.
 # Chosen with benchmarks/retrieval_chunk_sizes.py; the numbers are in docs/retrieval.md.

