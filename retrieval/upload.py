@@ -168,7 +168,9 @@ def document_reingest(*, document: Document) -> Document:
     """Chunk and embed the stored text again (after a failure, or a change of
     chunker or embedding model). The ingest redoes a failed document or one
     embedded with another model by itself; a ready, unchanged one is put back
-    to pending and queued, so its chunks are rebuilt too."""
+    to pending and queued, so its chunks are rebuilt too; one still waiting is
+    queued again (its task may be lost: a duplicate finds it done)."""
+    waiting = document.status == Document.Status.PENDING
     if not document.text.strip():
         raise DocumentUploadError(f"{document.title}: there is no stored text to ingest.")
     with transaction.atomic():
@@ -186,4 +188,6 @@ def document_reingest(*, document: Document) -> Document:
             Document.objects.filter(pk=result.pk).update(status=Document.Status.PENDING)
             result.status = Document.Status.PENDING
             document_embed_queue(document=result)
+        elif waiting and result.status == Document.Status.PENDING and result.checksum == document.checksum:
+            document_embed_queue(document=result)  # unchanged and waiting: the ingest queued nothing
     return result

@@ -198,6 +198,21 @@ def test_reingest_rebuilds_a_ready_unchanged_document(worlds, django_capture_on_
     assert document.chunks.count() == 1
 
 
+def test_reingest_queues_a_waiting_document_again(worlds, queued, django_capture_on_commit_callbacks):
+    """A document still waiting (its task lost with a worker) is queued again
+    at once: "Ingest again" used to say "queued" and queue nothing, leaving it
+    to the beat's next re-queue."""
+    alice, _ = worlds
+    with django_capture_on_commit_callbacks(execute=False):
+        document = document_ingest(
+            organization=alice.organization, title="Bins", source_name="bins.md", content="Tuesday."
+        )
+    assert document.status == Document.Status.PENDING
+    with django_capture_on_commit_callbacks(execute=True):
+        document_reingest(document=document)
+    assert queued == [("retrieval.embed_document", [document.pk], "embeddings")]
+
+
 def test_a_member_deletes_an_embedded_document_with_its_chunks_and_its_file(
     client, worlds, django_capture_on_commit_callbacks
 ):
