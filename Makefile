@@ -35,7 +35,7 @@ test: setup
 	scripts/ensure-redis
 	docker-compose -f docker/compose.yaml config >/dev/null
 	$(MAKE) --no-print-directory lint
-	EMBEDDING_THREADS=$${EMBEDDING_THREADS:-1} $(VENV)/bin/pytest -n $(TEST_WORKERS) --dist worksteal
+	$(VENV)/bin/pytest -n $(TEST_WORKERS) --dist worksteal
 
 # Style, the apps' layering (import-linter's contracts in pyproject.toml) and
 # types (mypy: strict on the services, the engine and the channel).

@@ -500,11 +500,14 @@ if EVAL_SCHEDULE_ENABLED:
 EMBEDDING_BACKEND = env("EMBEDDING_BACKEND", "e5-multilingual")
 EMBEDDING_DIMENSIONS = 384
 EMBEDDING_BATCH_SIZE = env_int("EMBEDDING_BATCH_SIZE", 32)
-# Threads each process's embedding engine may use; 0 lets the engine take every
-# core. Processes that embed side by side on one machine (web workers, Celery
-# workers, parallel test workers) should share the cores out: two engines each
-# spinning on every core of a 2-core machine ran three times slower.
-EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 0)
+# Threads each process's E5 engine may use (retrieval and the emergency classifier).
+# 1 by default, like OPENBLAS_NUM_THREADS: the processes are the parallelism (Celery's
+# prefork children, the queues' workers), and engines spinning on every core each
+# fight over them: two processes at once embedded a query in 41-44 ms p50 and
+# 155-171 ms p95 with every core, 24-26 / 42-44 with one
+# (benchmarks/embedding_threads.py). 0 lets the engine take every core, the faster
+# choice for one process alone (13 / 22 ms), such as a training command.
+EMBEDDING_THREADS = env_int("EMBEDDING_THREADS", 1)
 if EMBEDDING_THREADS < 0:
     raise ImproperlyConfigured(f"EMBEDDING_THREADS must be 0 (every core) or more, not {EMBEDDING_THREADS}")
 # Chunk size in the embedding model's own tokens, title and headings included
