@@ -218,7 +218,8 @@ def main() -> None:
         for _ in range(options.runs):
             seconds, payload = timed(tenant_export_build, tenant=tenant)
             times.append(seconds)
-            size = len(payload)
+            size = payload.seek(0, 2)
+            payload.close()
         print(
             f"export: tenant_export_build p50 {statistics.median(times) * 1000:.0f} ms, "
             f"max {max(times) * 1000:.0f} ms over {options.runs} runs; ZIP {size / 1e6:.1f} MB"

@@ -22,7 +22,7 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import PermissionDenied
 from django.db.models import QuerySet
 from django.forms import ModelChoiceField
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest
 from django.template.response import TemplateResponse
 
 from privacy.export import export_filename
@@ -145,9 +145,9 @@ class DataRequestAdmin(PrivacyScopedAdmin):
             self.message_user(request, str(error), messages.ERROR)
             return None
         assert data_request.tenant is not None
-        response = HttpResponse(payload, content_type="application/zip")
-        response["Content-Disposition"] = f'attachment; filename="{export_filename(data_request.tenant)}"'
-        return response
+        return FileResponse(
+            payload, as_attachment=True, filename=export_filename(data_request.tenant), content_type="application/zip"
+        )
 
     @admin.action(description="Approve: erase the tenant's content (asks to confirm)")
     def approve_erasure(self, request, queryset):

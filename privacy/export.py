@@ -5,15 +5,20 @@ conversation as a dated transcript a person can read), and ``media/`` (the
 photos and voice notes as stored). Only the tenant's own rows are read
 (``privacy.selectors.tenant_records``): their conversations' messages, media,
 turn traces and alerts, and their issues with their history.
+
+The ZIP is written to a temporary file that stays in memory up to
+``SPOOL_BYTES`` and goes to disk beyond it, and each file is copied into it in
+pieces: a tenant with years of photos does not hold the web worker's memory.
 """
 
 from __future__ import annotations
 
-import io
 import json
 import logging
+import shutil
+import tempfile
 import zipfile
-from typing import Any
+from typing import IO, Any
 
 from django.db.models import Prefetch
 from django.utils import timezone
@@ -27,6 +32,7 @@ from properties.models import Tenant
 logger = logging.getLogger(__name__)
 
 EXPORT_FORMAT_VERSION = 1
+SPOOL_BYTES = 8 * 1024 * 1024
 
 
 def _iso(value: Any) -> str | None:
@@ -38,11 +44,13 @@ def _media_name(media: Media) -> str:
     return f"media/{media.message_id}-{media.index}-{base}"
 
 
-def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEvent.Via.SYSTEM) -> bytes:
-    """The ZIP's bytes; records an ``export`` entry in the audit log."""
+def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEvent.Via.SYSTEM) -> IO[bytes]:
+    """The ZIP, as a file read from its start (the caller closes it, or hands it
+    to a ``FileResponse``, which does); records an ``export`` entry in the audit log."""
     tenant = Tenant.objects.select_related("organization").get(pk=tenant.pk)  # as stored now
     records = tenant_records(tenant=tenant)
-    buffer = io.BytesIO()
+    # Returned open; on an error on the way it goes with the frame (an unlinked temporary file).
+    buffer = tempfile.SpooledTemporaryFile(max_size=SPOOL_BYTES)  # noqa: SIM115
     data: dict[str, Any] = {
         "format_version": EXPORT_FORMAT_VERSION,
         "exported_at": timezone.now().isoformat(),
@@ -110,8 +118,8 @@ def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEve
                     if media.file:
                         name = _media_name(media)
                         try:
-                            with media.file.open("rb") as handle:
-                                archive.writestr(name, handle.read())
+                            with media.file.open("rb") as handle, archive.open(name, "w") as member:
+                                shutil.copyfileobj(handle, member)
                             entry["file"] = name
                         except OSError:
                             logger.warning("media %s: file missing from storage", media.pk)
@@ -221,7 +229,8 @@ def tenant_export_build(*, tenant: Tenant, user: Any = None, via: str = AuditEve
         target_id=tenant.pk,
         label=f"tenant {tenant.pk} ({mask_phone(tenant.phone)})",
     )
-    return buffer.getvalue()
+    buffer.seek(0)
+    return buffer
 
 
 def export_filename(tenant: Tenant) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import IO, Any
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -79,8 +79,8 @@ def _check_pending(request: DataRequest) -> None:
         )
 
 
-def data_request_export(*, request: DataRequest, user: Any, via: str) -> bytes:
-    """Approve an export request: the ZIP for the landlord to hand over."""
+def data_request_export(*, request: DataRequest, user: Any, via: str) -> IO[bytes]:
+    """Approve an export request: the ZIP for the landlord to hand over (a file; see ``tenant_export_build``)."""
     if request.kind != DataRequest.Kind.EXPORT:
         raise DataRequestError("This is not an export request.")
     with transaction.atomic():

@@ -6,8 +6,10 @@ in the tenant's organization; the services are the admin's
 
 from __future__ import annotations
 
+from typing import IO
+
 from django.db.models import QuerySet
-from django.http import Http404, HttpResponse
+from django.http import FileResponse, Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import generics, serializers
@@ -34,10 +36,8 @@ def _require_role(user, organization_id: int, roles: frozenset[str]) -> None:
         raise PermissionDenied("Your role in this organization may not do this (owners and managers may).")
 
 
-def _zip_response(payload: bytes, tenant: Tenant) -> HttpResponse:
-    response = HttpResponse(payload, content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{export_filename(tenant)}"'
-    return response
+def _zip_response(payload: IO[bytes], tenant: Tenant) -> FileResponse:
+    return FileResponse(payload, as_attachment=True, filename=export_filename(tenant), content_type="application/zip")
 
 
 class ErasureOutput(serializers.ModelSerializer):
