@@ -17,7 +17,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 app = Celery("repairs")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-QUEUES = ("emergency", "inbound", "llm", "outbound", "embeddings", "transcription", "default")
+QUEUES = ("emergency", "inbound", "llm", "outbound", "embeddings", "media", "transcription", "default")
 app.conf.task_queues = [Queue(name) for name in QUEUES]
 app.conf.task_default_queue = "default"
 # Which queue each task goes to, in one table (tasks not listed go to ``default``).
@@ -28,6 +28,7 @@ app.conf.task_routes = {
     tasks.EMERGENCY_VALIDATE: {"queue": "llm"},
     tasks.EVALS_JUDGE: {"queue": "llm"},
     tasks.RETRIEVAL_EMBED_DOCUMENT: {"queue": "embeddings"},
+    tasks.MEDIA_DOWNLOAD: {"queue": "media"},
     tasks.MEDIA_TRANSCRIBE: {"queue": "transcription"},
 }
 app.autodiscover_tasks()

@@ -10,7 +10,7 @@ EXPECTED = {
     "emergency.validate": "llm",
     "evals.judge": "llm",
     "retrieval.embed_document": "embeddings",
-    "media.download": "default",
+    "media.download": "media",
     "media.transcribe": "transcription",
     "channel.sweep": "default",
     "emergency.notify_email": "default",
@@ -61,6 +61,7 @@ def test_a_published_task_lands_in_its_queue_once():
         "llm": 1,
         "outbound": 0,
         "embeddings": 0,
+        "media": 0,
         "transcription": 0,
         "default": 0,
     }

@@ -47,7 +47,7 @@ def test_requeues_pending_media(queued, settings):
     media = MediaFactory()
     type(media).objects.filter(pk=media.pk).update(created_at=timezone.now() - timedelta(seconds=300))
     channel_sweep()
-    assert ("media.download", [media.pk], "default") in queued
+    assert ("media.download", [media.pk], "media") in queued
 
 
 def test_a_burst_whose_clocks_disagree_with_arrival_order_is_not_stalled(queued, settings):
@@ -171,4 +171,4 @@ def test_a_broker_outage_gives_the_lease_back(queued, settings, monkeypatch):
     media.refresh_from_db()
     assert media.queued_at is None and media.requeues == 0
     assert channel_sweep()["media"] == 1  # the broker is back: no lease to wait for
-    assert ("media.download", [media.pk], "default") in queued
+    assert ("media.download", [media.pk], "media") in queued

@@ -149,7 +149,7 @@ def test_media_only_message_records_media_and_queues_download(
     assert media.message.body == ""
     assert media.provider_url == url and media.content_type == "image/jpeg"
     assert media.download_state == Media.DownloadState.PENDING
-    assert ("media.download", [media.pk], "default") in queued
+    assert ("media.download", [media.pk], "media") in queued
 
 
 def test_media_from_a_foreign_host_is_rejected_not_fetched(
