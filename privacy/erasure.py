@@ -232,7 +232,9 @@ def _count(counts: dict[str, int], key: str, n: int) -> None:
 
 def media_files_delete(media: QuerySet[Media], counts: dict[str, int]) -> None:
     """Empty the file fields now; delete the files once the transaction commits
-    (a rolled-back erasure leaves every file where it was)."""
+    (a rolled-back erasure leaves every file where it was), each unless another
+    row still names it: files are named by their content, and a storage that
+    overwrites (S3's default) gives two rows with the same bytes one file."""
     files = [(item.pk, item.file.storage, item.file.name or "") for item in media.exclude(file="").only("pk", "file")]
     if not files:
         return
@@ -241,6 +243,8 @@ def media_files_delete(media: QuerySet[Media], counts: dict[str, int]) -> None:
 
     def delete() -> None:
         for pk, storage, name in files:
+            if Media.objects.filter(file=name).exists():  # the same photo sent by someone else
+                continue
             try:
                 storage.delete(name)
             except Exception:  # after the commit: the others still go, the daily orphan sweep retries this one
@@ -290,8 +294,11 @@ def conversation_content_redact(
     alerts: QuerySet[EmergencyAlert],
     marker: str,
     counts: dict[str, int],
+    files: bool = True,
 ) -> None:
     """Remove the words and files of these conversations (erasure and retention share it).
+    ``files`` False keeps the photos and voice notes (retention deletes them
+    by their own months, which may be longer than the words').
 
     The conversations are locked first, as a turn locks its conversation to
     apply what the model decided: a turn that read the words before this
@@ -354,7 +361,8 @@ def conversation_content_redact(
             longitude=None,
         ),
     )
-    media_files_delete(media, counts)
+    if files:
+        media_files_delete(media, counts)
     _count(
         counts,
         "conversations.Media.transcript",

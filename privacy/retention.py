@@ -148,6 +148,7 @@ def _redact(*, policy: RetentionPolicy, now: datetime.datetime, dry_run: bool, c
                 alerts=EmergencyAlert.objects.filter(conversation_id__in=content_batch),
                 marker=RETAINED,
                 counts=counts,
+                files=False,  # by media_months, below
             )
             if sum(counts.values()) != before:
                 touched += len(content_batch)

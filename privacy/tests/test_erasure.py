@@ -411,3 +411,22 @@ def test_a_flatmates_emergency_details_on_the_first_tenants_issue_stay_the_flatm
     assert alert not in tenant_records(tenant=alice.tenant).alerts
     tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
     assert set(rows_holding("flatmate-")) == {"issues.IssueUpdate.body", "conversations.Message.body"}
+
+
+def test_a_file_another_row_still_names_is_not_deleted(worlds, django_capture_on_commit_callbacks):
+    """Files are named by their content, and a storage that overwrites (S3's
+    default) gives two rows with the same bytes one file: erasing Alice must
+    not delete the photo Bob's tenant sent too."""
+    alice, bob = worlds
+    shared = Media.objects.filter(message__conversation__tenant=alice.tenant).exclude(file="").first()
+    theirs = Media.objects.filter(message__organization=bob.organization).first() or shared
+    assert theirs.pk != shared.pk
+    Media.objects.filter(pk=theirs.pk).update(file=shared.file.name)
+    path = shared.file.path
+    with django_capture_on_commit_callbacks(execute=True):
+        tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
+    assert os.path.exists(path)
+    assert Media.objects.get(pk=theirs.pk).file.name == shared.file.name
+    with django_capture_on_commit_callbacks(execute=True):
+        tenant_erase(tenant=bob.tenant, user=bob.user, via="admin")
+    assert not os.path.exists(path)  # the last row naming it gone: the file goes

@@ -257,3 +257,19 @@ def test_unrouted_messages_go_after_their_days_and_routed_ones_stay(world, setti
     Message.objects.filter(pk=fresh.pk).update(created_at=NOW - datetime.timedelta(days=400))
     assert unrouted_messages_delete(now=NOW) == 0
     assert Message.objects.filter(pk=fresh.pk).exists()
+
+
+def test_photos_kept_longer_than_the_words_stay_after_the_words_go(world, django_capture_on_commit_callbacks):
+    """media_months longer than message_content_months: the words go at their
+    months, the files at theirs (the words' redaction used to take the files too)."""
+    alice, _, messages = world
+    RetentionPolicy.objects.filter(organization=alice.organization).update(message_content_months=12, media_months=36)
+    with django_capture_on_commit_callbacks(execute=True):
+        retention_apply(now=NOW)
+    assert content(messages["middle"]) == (RETAINED, True, "")  # 18 months: the words only
+    assert os.path.exists(messages["middle"].media.get().file.path)
+    assert content(messages["old"]) == (RETAINED, True, "")  # 30 months: under 36
+    with django_capture_on_commit_callbacks(execute=True):
+        retention_apply(now=NOW + datetime.timedelta(days=366))
+    assert content(messages["old"]) == (RETAINED, False, "")  # past 36 months now
+    assert content(messages["middle"])[1] is True
