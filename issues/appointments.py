@@ -262,7 +262,11 @@ def slots_read(text: str, *, zone: datetime.tzinfo, country: str, now: datetime.
 def job_awaiting_times(conversation: Conversation, text: str = "") -> Job | None:
     """The contractor's accepted job that awaits visit times and that
     ``text`` answers: the one whose reference it names, else the only one,
-    else the one the conversation's latest question asked times for."""
+    else the one the conversation's latest question asked times for. None
+    when the contractor holds another job as well (a visit booked, times with
+    a tenant) and the text names none: "running late, there by 3 today" is
+    about the visit under way, not times for the job waiting for them, and a
+    person reads it."""
     # Not scheduled (a booked visit, or one just made), no times with the tenant.
     awaiting = list(
         Job.objects.filter(
@@ -275,8 +279,22 @@ def job_awaiting_times(conversation: Conversation, text: str = "") -> Job | None
         .select_related("issue")
     )
     named = [job for job in awaiting if job.issue.reference.lower() in text.lower()]
-    if len(named) == 1 or len(awaiting) == 1:
-        return (named or awaiting)[0]
+    if len(named) == 1:
+        return named[0]
+    held = (
+        Job.objects.filter(
+            issue__organization_id=conversation.organization_id,
+            contractor__whatsapp=conversation.phone,
+            state=Job.State.ACCEPTED,
+            issue__status__in=Issue.OPEN_STATUSES,
+        )
+        .exclude(pk__in=[job.pk for job in awaiting])
+        .exists()
+    )
+    if held:
+        return None
+    if len(awaiting) == 1:
+        return awaiting[0]
     question = (
         Message.objects.filter(conversation=conversation, direction=Message.Direction.OUTBOUND)
         .filter(raw_payload__has_key="choices")

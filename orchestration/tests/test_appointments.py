@@ -497,6 +497,33 @@ def test_typed_text_is_read_for_times_only_in_answer_to_the_times_question(accep
     assert Appointment.objects.count() == 1
 
 
+def test_with_a_visit_booked_typed_words_name_the_job_they_give_times_for(accepted, tenant_says, home):
+    """A contractor with a visit booked and a second job waiting for times:
+    "running late, be there by 3 today" is about the visit, so it goes to the
+    landlord, not to the second job's tenant as a 15:00 visit. Times that name
+    the second job's reference are read for it."""
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])  # the leak's visit booked
+    second = IssueFactory(
+        organization=home,
+        property=accepted.issue.property,
+        tenant=accepted.issue.tenant,
+        conversation=accepted.issue.conversation,
+        reference="R2611-TAP002",
+        title="Dripping bath tap",
+    )
+    job = job_offer(issue=second, contractor=accepted.contractor)
+    job_reply(conversation=Conversation.objects.get(phone=PLUMBER), job_id=job.pk, accept=True)
+    assert latest(PLUMBER).raw_payload["purpose"] == "appointment_slots"  # the tap's times asked for
+
+    tenant_says("running late, be there by 3 today", phone=PLUMBER)
+    assert latest(LANDLORD).body == "Message from Leeds Plumbing: running late, be there by 3 today"
+    assert not Appointment.objects.filter(job=job).exists()
+
+    tenant_says("R2611-TAP002 monday 2pm", phone=PLUMBER)
+    assert [c["title"] for c in latest(PHONE).raw_payload["choices"]] == ["Mon 30 Nov 14:00-16:00", "None of these"]
+
+
 def visit_path(appointment: Appointment) -> str:
     link = ics_link(appointment)
     return link[link.index("/visits/") :]
