@@ -19,7 +19,8 @@ from django.apps import apps
 from django.contrib.admin.models import LogEntry as AdminLogEntry
 from django.contrib.contenttypes.models import ContentType
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Q, QuerySet, Value
+from django.db.models.functions import Replace
 from django.utils import timezone
 
 from conversations.models import Conversation, Media, Message, TranscriptionState
@@ -29,7 +30,7 @@ from orchestration.models import Turn
 from privacy.audit import audit_record, mask_phone
 from privacy.models import AuditEvent, ErasureRecord
 from privacy.selectors import TenantRecords, tenant_records
-from properties.models import Tenant
+from properties.models import Property, Tenancy, Tenant
 
 logger = logging.getLogger(__name__)
 
@@ -61,7 +62,11 @@ ERASURE_MAP: dict[str, str] = {
     "orchestration.Turn.retrieval_hits": "emptied (what the tenant's question found)",
     "orchestration.Turn.error": "emptied (a model error may quote the prompt)",
     "evals.JudgeVerdict.reasoning": f"replaced by {ERASED!r} (reached by name: evals is above privacy)",
-    "admin.LogEntry.object_repr": f"replaced by {ERASED!r} for the tenant's rows (an issue's title)",
+    "admin.LogEntry.object_repr": f"replaced by {ERASED!r} for the tenant's rows (an issue's title, a tenancy)",
+    "admin.LogEntry.change_message": (
+        f"which fields a staff user changed (names, not values), but an inline names the rows it added: "
+        f"a tenancy's name on the tenant's or the property's page replaced by {ERASED!r}"
+    ),
 }
 
 # Text, JSON and file fields that do not hold a tenant's content, and why.
@@ -178,7 +183,6 @@ NOT_TENANT_CONTENT: dict[str, str] = {
     "evals.JudgeVerdict.model": "model name",
     # Logs about staff actions.
     "admin.LogEntry.object_id": "an id",
-    "admin.LogEntry.change_message": "which fields a staff user changed (names, not values)",
     "auditlog.LogEntry.object_pk": "an id",
     "auditlog.LogEntry.object_repr": "rewritten at creation to a label without content (privacy.audit)",
     "auditlog.LogEntry.serialized_data": "unused (serialize_data is off)",
@@ -391,9 +395,14 @@ def conversation_content_redact(
 
 
 def _admin_log_redact(records: TenantRecords, counts: dict[str, int]) -> None:
+    """The admin log's names of the tenant's rows, and their tenancies' names
+    ("Jane Doe at P12") where an inline wrote them into a change message of
+    the tenant's or the property's page. Call before the tenant's name goes."""
+    tenancies = list(records.tenant.tenancies.select_related("tenant", "property"))
     targets: list[tuple[type, list[Any]]] = [
         (Issue, list(records.issues.values_list("pk", flat=True))),
         (Tenant, [records.tenant.pk]),
+        (Tenancy, [tenancy.pk for tenancy in tenancies]),
         (Conversation, list(records.conversations.values_list("pk", flat=True))),
         (Message, list(records.messages.values_list("pk", flat=True))),
     ]
@@ -407,6 +416,18 @@ def _admin_log_redact(records: TenantRecords, counts: dict[str, int]) -> None:
         "admin.LogEntry.object_repr",
         AdminLogEntry.objects.filter(condition).exclude(object_repr=ERASED).update(object_repr=ERASED),
     )
+    pages = Q(content_type=ContentType.objects.get_for_model(Tenant), object_id=str(records.tenant.pk)) | Q(
+        content_type=ContentType.objects.get_for_model(Property),
+        object_id__in=[str(tenancy.property_id) for tenancy in tenancies],
+    )
+    for name in {str(tenancy) for tenancy in tenancies}:
+        _count(
+            counts,
+            "admin.LogEntry.change_message",
+            AdminLogEntry.objects.filter(pages, change_message__contains=name).update(
+                change_message=Replace("change_message", Value(name), Value(ERASED))
+            ),
+        )
 
 
 def tenant_erase(*, tenant: Tenant, user: Any, via: str) -> ErasureRecord:

@@ -430,3 +430,41 @@ def test_a_file_another_row_still_names_is_not_deleted(worlds, django_capture_on
     with django_capture_on_commit_callbacks(execute=True):
         tenant_erase(tenant=bob.tenant, user=bob.user, via="admin")
     assert not os.path.exists(path)  # the last row naming it gone: the file goes
+
+
+def test_the_tenants_name_leaves_the_admin_log_of_their_tenancies(worlds):
+    """A tenancy's name is "<tenant> at <code>": the admin log keeps it as the
+    tenancy's own entry and, for a tenancy added inline, in the change
+    message of the tenant's or the property's page (as Django writes them)."""
+    from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
+    from django.contrib.contenttypes.models import ContentType
+
+    from properties.models import Property, Tenancy, Tenant
+
+    alice, bob = worlds
+    tenancy = Tenancy.objects.filter(tenant=alice.tenant).select_related("tenant", "property").first()
+    name, shown = alice.tenant.name, str(tenancy)
+    inline = json.dumps([{"added": {"name": "tenancy", "object": shown}}, {"changed": {"fields": ["Email"]}}])
+
+    def entry(obj, action, message=""):
+        return LogEntry.objects.create(
+            user=alice.user,
+            content_type=ContentType.objects.get_for_model(type(obj)),
+            object_id=str(obj.pk),
+            object_repr=str(obj)[:200],
+            action_flag=action,
+            change_message=message,
+        )
+
+    on_tenancy = entry(tenancy, ADDITION)
+    on_tenant = entry(Tenant.objects.get(pk=alice.tenant.pk), CHANGE, inline)
+    on_property = entry(Property.objects.get(pk=tenancy.property_id), CHANGE, inline)
+    bobs = entry(bob.tenant, CHANGE, json.dumps([{"changed": {"fields": ["Name"]}}]))
+    tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
+    for row in (on_tenancy, on_tenant, on_property):
+        row.refresh_from_db()
+        assert name not in row.object_repr + row.change_message, row.content_type
+    on_property.refresh_from_db()
+    assert on_property.get_change_message() == f"Added tenancy “{ERASED}”. Changed Email."  # still reads
+    bobs.refresh_from_db()
+    assert bobs.object_repr == str(bob.tenant)
