@@ -109,8 +109,14 @@ def contractor_turn(
             entry["result"] = "passed on to the landlord"
             outcome = "contractor_message"
     except DispatchError as error:  # changed since it was offered: the offer lapsed, the issue closed, ...
-        entry["result"] = f"refused: {error}"
-        outbound_text_queue(conversation=conversation, body=f"That can't be done now: {error}.", purpose="dispatch")
+        result, body = f"refused: {error}", f"That can't be done now: {error}."
+        if (answer is None or answer.settled is None) and (words := _words(messages)):
+            # Their own words, not a tap: whatever they were about, a person reads them.
+            message_pass_on(contractor, words)
+            result += "; passed on to the landlord"
+            body += f" I've passed your message on to {conversation.organization.name}."
+        entry["result"] = result
+        outbound_text_queue(conversation=conversation, body=body, purpose="dispatch")
     decision = Decision()
     decision.trace.append(entry)
     return turn_record(conversation, message_ids, outcome=outcome, started=started, decision=decision)

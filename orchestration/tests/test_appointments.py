@@ -524,6 +524,19 @@ def test_with_a_visit_booked_typed_words_name_the_job_they_give_times_for(accept
     assert [c["title"] for c in latest(PHONE).raw_payload["choices"]] == ["Mon 30 Nov 14:00-16:00", "None of these"]
 
 
+def test_words_a_job_refuses_still_reach_the_landlord(accepted, tenant_says):
+    """A scheduled issue moved back to acknowledged keeps its booked visit:
+    the contractor's typed words were refused ("times have gone to the
+    tenant already") and reached nobody. A person reads them now."""
+    tenant_says("friday 8am", phone=PLUMBER)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])  # booked: the issue is scheduled
+    issue_status_change(issue=accepted.issue, status="acknowledged", note="Waiting for the part.")
+    tenant_says("the part came in, can do it thursday instead", phone=PLUMBER)
+    assert latest(LANDLORD).body == "Message from Leeds Plumbing: the part came in, can do it thursday instead"
+    reply = latest(PLUMBER).body
+    assert reply.startswith("That can't be done now:") and "passed your message on" in reply
+
+
 def visit_path(appointment: Appointment) -> str:
     link = ics_link(appointment)
     return link[link.index("/visits/") :]
