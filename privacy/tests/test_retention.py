@@ -8,7 +8,7 @@ import os
 
 import pytest
 from django.core.files.base import ContentFile
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from conversations.models import Conversation, Message
 from issues.models import Issue
@@ -131,14 +131,31 @@ def test_no_policy_keeps_everything(world):
     assert content(messages["old"]) == ("old words", True, "old words said")
 
 
-def test_the_command_runs_dry(world, capsys):
+def test_the_command_runs_dry(world, settings, capsys):
+    """The daily task by hand: the policies, the unrouted messages and the
+    media files no row names, each counted dry and then done."""
     _, _, messages = world
+    folder = os.path.join(settings.MEDIA_ROOT, "whatsapp", "2020", "02")
+    os.makedirs(folder, exist_ok=True)
+    lost = os.path.join(folder, "lost.ogg")
+    with open(lost, "wb") as handle:
+        handle.write(b"OggS")
+    two_days_ago = (datetime.datetime.now() - datetime.timedelta(days=2)).timestamp()
+    os.utime(lost, (two_days_ago, two_days_ago))
     call_command("apply_retention", "--dry-run", "--now", NOW.isoformat())
     out = capsys.readouterr().out
     assert "Alice Lettings: would remove" in out and "Message.body 1" in out
-    assert content(messages["old"])[0] == "old words"
-    call_command("apply_retention", "--now", NOW.isoformat())
+    assert "Media files no row names: would remove 1" in out
+    assert content(messages["old"])[0] == "old words" and os.path.exists(lost)
+    call_command("apply_retention", "--now", "2029-06-15T12:00")  # no zone: UTC
     assert content(messages["old"])[0] == RETAINED
+    assert "Media files no row names: removed 1" in capsys.readouterr().out
+    assert not os.path.exists(lost)
+
+
+def test_the_command_refuses_a_date_it_cannot_read(world):
+    with pytest.raises(CommandError, match="--now must be an ISO date-time such as 2027-01-31T09:00, not '15/06/2029'"):
+        call_command("apply_retention", "--now", "15/06/2029")
 
 
 def test_months_before_keeps_the_calendar():
