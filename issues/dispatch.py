@@ -277,9 +277,14 @@ def dispatch_auto(issue: Issue, *, tell_landlord: bool = False) -> str:
     # An unverified number names an address it may not live at: a person checks it before anyone is sent.
     if not automatic or issue.tenant_unverified or not issue.is_open():
         return ""
-    # Sent without a person looking: only to one whose trade and area both fit.
+    # Sent without a person looking: only to one whose trade and area both fit, and who can answer
+    # (an offer is accepted on WhatsApp; one by email alone would only lapse and use up an offer).
     district = postcode_district(issue.property.postcode)
-    trade = [s for s in _reachable(issue) if issue.category in s.contractor.trades and covers(s.contractor, district)]
+    trade = [
+        s
+        for s in _reachable(issue)
+        if s.contractor.whatsapp and issue.category in s.contractor.trades and covers(s.contractor, district)
+    ]
     if Job.objects.filter(issue=issue).count() >= settings.DISPATCH_AUTO_MAX_OFFERS:
         said = f"Offered {settings.DISPATCH_AUTO_MAX_OFFERS} times already: please arrange it yourself."
     elif not trade:

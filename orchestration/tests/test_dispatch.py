@@ -303,8 +303,16 @@ def test_with_auto_dispatch_a_routine_report_goes_to_the_best_plumber_and_on_aft
     leak.organization.refresh_from_db()
     assert dispatch_auto(leak) == "Offered automatically to Leeds Plumbing."
     first = Job.objects.get()
+    # Email only: no way to accept an offer (WhatsApp's buttons are the only one), so never sent one automatically.
     Contractor.objects.create(
-        organization=home, name="Anywhere Plumbing", trades=["plumbing"], email="jobs@anywhere.example"
+        organization=home, name="Aardvark Plumbing", trades=["plumbing"], email="jobs@aardvark.example"
+    )
+    Contractor.objects.create(
+        organization=home,
+        name="Anywhere Plumbing",
+        trades=["plumbing"],
+        email="jobs@anywhere.example",
+        whatsapp="+447700900799",
     )
     tenant_says("2", phone=PLUMBER)  # Decline
     second = Job.objects.exclude(pk=first.pk).get()
@@ -312,7 +320,7 @@ def test_with_auto_dispatch_a_routine_report_goes_to_the_best_plumber_and_on_aft
     assert second.contractor.name == "Anywhere Plumbing" and second.state == "offered"
     told = Message.objects.filter(to_address="whatsapp:+447700900555").latest("id").body
     assert told.endswith("declined R2611-LEAK01. Offered automatically to Anywhere Plumbing.")
-    # The electrician is never tried for a leak; after the plumbers of the area, a person decides.
+    # The electrician is never tried for a leak; after the plumbers of the area who can answer, a person decides.
     Job.objects.filter(pk=second.pk).update(state="declined")
     assert dispatch_auto(leak) == (
         "No contractor of that trade covering LS1 is left to offer it to: please arrange it yourself."
