@@ -129,7 +129,9 @@ def _clock_values(issue: Issue, rule: DeadlineRule, start: datetime.datetime) ->
         "rule": f"{rule} ({rule.policy.name})"[:200],
         "started_at": start,
         "due_at": due,
-        "warn_at": due - datetime.timedelta(hours=rule.policy.warn_before_hours),
+        # In UTC: a due time in the organization's zone minus hours is wall-clock arithmetic, an hour out
+        # across a clock change.
+        "warn_at": due.astimezone(datetime.UTC) - datetime.timedelta(hours=rule.policy.warn_before_hours),
     }
 
 

@@ -105,6 +105,24 @@ def test_the_agency_policy_runs_a_routine_repair_to_20_working_days(organization
     assert clocks(issue)["resolved"].due_at == local(2027, 1, 20, 23, 59, 59)
 
 
+def test_the_warning_comes_its_hours_before_the_due_time_across_a_clock_change(organization):
+    """Due on Monday 29 March 2027 in London, two days after the clocks went
+    forward: a 48-hour warning comes 48 real hours before (wall-clock
+    arithmetic made it 47)."""
+    from issues.models import DeadlineRule
+
+    DeadlinePolicy.objects.filter(organization=organization, active=True).update(warn_before_hours=48)
+    DeadlineRule.objects.filter(policy__organization=organization, policy__active=True).update(
+        unit="calendar_days", amount=2
+    )
+    with time_machine.travel(local(2027, 3, 27, 10), tick=False):
+        issue = IssueFactory(organization=organization, urgency="routine", category="plumbing")
+        issue_clocks_sync(issue=issue)
+    clock = clocks(issue)["resolved"]
+    assert clock.due_at == local(2027, 3, 29, 23, 59, 59)
+    assert clock.due_at - clock.warn_at == datetime.timedelta(hours=48)  # read back in UTC: real hours
+
+
 def test_a_change_of_urgency_re_aims_unmet_clocks_and_drops_those_no_rule_asks_for(organization):
     issue = report(organization, urgency="routine", category="plumbing")
     Issue.objects.filter(pk=issue.pk).update(urgency="emergency")
