@@ -33,7 +33,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, OuterRef, Q
 from django.urls import reverse
 from django.utils import timezone
 
@@ -600,18 +600,23 @@ def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
             checked.asked += 1
     with transaction.atomic():
         # Nobody answered "Did they come?" nor "How did it go?": the visit stays booked and the job waits on it,
-        # so the landlord is told once, to find out and record it, or withdraw the job.
+        # so the landlord is told once, to find out and record it, or withdraw the job. The same when only the
+        # tenant said they came: without the contractor's "How did it go?" the issue stays scheduled.
         silent_since = now - datetime.timedelta(hours=settings.APPOINTMENT_UNANSWERED_HOURS)
         for appointment in base.filter(
-            state=Appointment.State.BOOKED,
+            Q(state=Appointment.State.BOOKED) | Q(state=Appointment.State.VISITED, outcome=""),
             asked_at__lte=silent_since,
             unanswered_told_at__isnull=True,
             job__issue__status__in=Issue.OPEN_STATUSES,
         ):
+            name, when = appointment.job.contractor.name, _when_of(appointment)
             landlord_note(
                 appointment.job.issue,
-                f"Nobody has said whether {appointment.job.contractor.name}'s visit of {_when_of(appointment)} "
-                "happened: find out and record it, or withdraw the job to send someone else.",
+                f"Nobody has said whether {name}'s visit of {when} happened: find out and record it, or withdraw "
+                "the job to send someone else."
+                if appointment.state == Appointment.State.BOOKED
+                else f"The tenant says {name} came on {when}, but {name} has not said how it went: find out, and "
+                "resolve the issue if it is fixed, or withdraw the job to send someone else.",
             )
             Appointment.objects.filter(pk=appointment.pk).update(unanswered_told_at=now)
             checked.unanswered += 1

@@ -310,10 +310,29 @@ def test_a_visit_nobody_says_happened_is_told_to_the_landlord_once(accepted, ten
     assert "Nobody has said whether Leeds Plumbing's visit of Fri 27 Nov 08:00-10:00 happened" in latest(LANDLORD).body
 
 
-def test_a_visit_the_tenant_confirmed_is_not_told_as_unanswered(accepted, tenant_says, clock, settings):
+def test_a_visit_only_the_tenant_confirmed_is_told_to_the_landlord_once_as_waiting_for_the_contractor(
+    accepted, tenant_says, clock, settings
+):
+    """The tenant's Yes, and no word from the contractor on how it went: the
+    issue would stay scheduled for a past visit with nobody told."""
     settings.APPOINTMENT_UNANSWERED_HOURS = 24
     visit_over(tenant_says, clock)
     tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])  # Yes, they came
+    clock.move_to(datetime.datetime(2026, 11, 29, 12, 0, tzinfo=datetime.UTC))
+    assert appointments_check().unanswered == 1
+    assert appointments_check().unanswered == 0  # once
+    assert (
+        "The tenant says Leeds Plumbing came on Fri 27 Nov 08:00-10:00, but Leeds Plumbing has not said how it went"
+        in latest(LANDLORD).body
+    )
+
+
+def test_a_visit_both_sides_answered_is_not_told(accepted, tenant_says, clock, settings):
+    settings.APPOINTMENT_UNANSWERED_HOURS = 24
+    visit_over(tenant_says, clock)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])  # Yes, they came
+    another = next(c for c in latest(PLUMBER).raw_payload["choices"] if "again" in c["payload"])
+    tap(tenant_says, PLUMBER, another)  # Another visit needed
     clock.move_to(datetime.datetime(2026, 11, 29, 12, 0, tzinfo=datetime.UTC))
     assert appointments_check().unanswered == 0
 
