@@ -17,6 +17,8 @@ from django.db.models import Q, QuerySet
 
 from conversations.models import Conversation, Media, Message
 from emergencies.models import EmergencyAlert
+from issues.appointments import SLOTS_PURPOSE
+from issues.dispatch import JOB_PURPOSE
 from issues.models import Issue, IssueUpdate
 from issues.summary import SUMMARY_PURPOSE
 from orchestration.models import Turn
@@ -26,6 +28,9 @@ from properties.models import Contractor, Tenant
 # written summary (not the landlord's alerts, should the landlord's own
 # number also be a tenant's).
 TO_THEIR_NUMBER = ("issue_update", SUMMARY_PURPOSE)
+# What is sent to a contractor about a job: the offer, the dispatch notes, the
+# visit-times list (not the tenant's own appointment messages: their conversation's).
+CONTRACTOR_PURPOSES = (JOB_PURPOSE, "dispatch", SLOTS_PURPOSE)
 
 
 @dataclass
@@ -42,16 +47,23 @@ class TenantRecords:
     def messages_quoting_them(self) -> QuerySet[Message]:
         """Messages outside the tenant's conversations that name one of their
         issues or their number: the landlord's own alerts (no conversation) and
-        what contractors were sent (a job offer quotes "The tenant says: ...")."""
+        what contractors were sent (a job offer quotes "The tenant says: ...").
+        Their number includes one they had before, up to when its conversation
+        was retired (after that it was someone else's); a contractor's messages
+        are found by their purpose too, so a contractor whose number changed
+        since is still covered."""
         references = list(self.issues.values_list("reference", flat=True))
         condition = Q(body__contains=self.tenant.phone)
         for reference in references:
             condition |= Q(body__contains=reference)
+        for phone, retired_at in self.conversations.exclude(phone=self.tenant.phone).values_list("phone", "retired_at"):
+            condition |= Q(body__contains=phone) & (Q(created_at__lte=retired_at) if retired_at else Q())
         organization_id = self.tenant.organization_id
         contractor_numbers = Contractor.objects.filter(organization_id=organization_id).exclude(whatsapp="")
-        outside = Q(conversation__isnull=True) | Q(
-            conversation__phone__in=contractor_numbers.values("whatsapp"), direction=Message.Direction.OUTBOUND
+        to_contractors = Q(conversation__phone__in=contractor_numbers.values("whatsapp")) | Q(
+            raw_payload__purpose__in=CONTRACTOR_PURPOSES
         )
+        outside = Q(conversation__isnull=True) | (to_contractors & Q(direction=Message.Direction.OUTBOUND))
         return Message.objects.filter(organization_id=organization_id).filter(outside).filter(condition)
 
 

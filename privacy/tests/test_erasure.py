@@ -468,3 +468,46 @@ def test_the_tenants_name_leaves_the_admin_log_of_their_tenancies(worlds):
     assert on_property.get_change_message() == f"Added tenancy “{ERASED}”. Changed Email."  # still reads
     bobs.refresh_from_db()
     assert bobs.object_repr == str(bob.tenant)
+
+
+def test_words_quoted_under_an_old_number_or_to_a_contractor_since_renumbered_are_erased(worlds):
+    """The landlord's alert named the tenant by the number they had then, and
+    the job offer went to a contractor whose WhatsApp number was edited since:
+    neither is found by today's numbers. An alert naming that old number after
+    it passed to someone else is theirs, and stays."""
+    import datetime
+
+    from django.utils import timezone
+
+    from conversations.models import Conversation
+    from issues.dispatch import job_offer
+    from issues.selectors import contractor_conversation
+    from properties.models import Contractor
+
+    alice, _ = worlds
+    old_phone = "+447700900321"
+    retired = timezone.now() - datetime.timedelta(days=30)
+    Conversation.objects.create(  # their old number: its conversation retired when it passed on
+        organization=alice.organization, phone=old_phone, tenant=alice.tenant, retired_at=retired
+    )
+
+    def landlord_alert(body, at):
+        message = Message.objects.create(
+            organization=alice.organization, direction="outbound", status="sent", body=body, to_address="x"
+        )
+        Message.objects.filter(pk=message.pk).update(created_at=at)
+        return message
+
+    theirs_then = landlord_alert(f"EMERGENCY reported by {old_phone}: 'gas smell in the hall'", retired)
+    someone_elses = landlord_alert(f"EMERGENCY reported by {old_phone}: 'water everywhere'", timezone.now())
+    contractor = Contractor.objects.create(
+        organization=alice.organization, name="Pat Plumbing", whatsapp="+447700900777", trades=["structural"]
+    )
+    job_offer(issue=alice.routine, contractor=contractor)
+    offer = Message.objects.filter(conversation=contractor_conversation(contractor), direction="outbound").get()
+    Contractor.objects.filter(pk=contractor.pk).update(whatsapp="+447700900778")
+
+    tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
+    assert Message.objects.get(pk=theirs_then.pk).body == ERASED
+    assert Message.objects.get(pk=someone_elses.pk).body.endswith("'water everywhere'")
+    assert Message.objects.get(pk=offer.pk).body == ERASED
