@@ -47,6 +47,9 @@ class StrictOrderingFilter(OrderingFilter):
                 terms.append(F(name).desc(nulls_last=True) if descending else F(name).asc(nulls_last=True))
             else:  # no NULLS clause, so that an index in that order still serves it
                 terms.append(F(name).desc() if descending else F(name).asc())
+        if not {"id", "pk"} & {term.lstrip("-") for term in ordering}:
+            # Rows that tie ("?ordering=status") in one order on every page: page 2 neither repeats nor skips.
+            terms.append(F("pk").asc())
         return queryset.order_by(*terms)
 
 

@@ -122,6 +122,48 @@ def test_bad_filter_or_ordering_is_a_clear_400(alice_api):
     assert "Cannot order by password" in response.json()["error"]["fields"]["ordering"][0]
 
 
+def test_yes_no_and_id_parameters_take_what_people_write_and_refuse_the_rest(alice_api, worlds):
+    """?open=1 used to be dropped silently (the whole list came back), and an id
+    such as -1e5000 cost the worker seconds and then a 500."""
+    alice, _ = worlds
+    Issue.objects.filter(pk=alice.routine.pk).update(status="resolved")
+
+    def refs(**params):
+        return [i["reference"] for i in alice_api.get("/api/v1/issues/", params).json()["results"]]
+
+    assert refs(open="1") == refs(open="yes") == refs(open="True") == [alice.emergency.reference]
+    assert refs(open="0") == refs(open="no") == [alice.routine.reference]
+    for params in ({"open": "maybe"}, {"property": "-1e5000"}, {"organization": "1.5"}, {"tenant": "9" * 20}):
+        response = alice_api.get("/api/v1/issues/", params)
+        assert response.status_code == 400, params
+        [name] = params
+        assert name in response.json()["error"]["fields"], params
+    assert (
+        "takes an id" in alice_api.get("/api/v1/conversations/", {"tenant": "x"}).json()["error"]["fields"]["tenant"][0]
+    )
+    assert refs(property=alice.property.pk, ordering="reference") == sorted(refs(property=str(alice.property.pk)))
+
+
+def test_rows_that_tie_on_the_chosen_order_come_in_one_order_on_every_page(alice_api, worlds):
+    alice, _ = worlds
+    for _ in range(6):
+        IssueFactory(organization=alice.organization, property=alice.property, status="open")
+    pages = [
+        [
+            i["id"]
+            for i in alice_api.get("/api/v1/issues/", {"ordering": "status", "page_size": 3, "page": n}).json()[
+                "results"
+            ]
+        ]
+        for n in (1, 2, 3)
+    ]
+    seen = [pk for page in pages for pk in page]
+    assert len(seen) == len(set(seen)) == 8
+    assert pages[0] + pages[1] + pages[2] == sorted(
+        seen, key=lambda pk: (Issue.objects.get(pk=pk).status != "open", pk)
+    )
+
+
 def test_detail_includes_the_history(alice_api, worlds):
     alice, _ = worlds
     body = alice_api.get(f"/api/v1/issues/{alice.routine.pk}/").json()
