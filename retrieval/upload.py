@@ -138,8 +138,10 @@ def _file_store(document: Document, source_name: str, text: str) -> None:
     """Keep the text read as the document's file; the one it replaces is deleted after commit."""
     storage = document.file.storage
     replaced = document.file.name or ""
+    field = document.file.field
+    # A long name is shortened to fit the column (the document keeps its whole name in ``source``).
     stored = storage.save(
-        document.file.field.generate_filename(document, source_name), ContentFile(text.encode("utf-8"))
+        field.generate_filename(document, source_name), ContentFile(text.encode("utf-8")), max_length=field.max_length
     )
     Document.objects.filter(pk=document.pk).update(file=stored)
     document.file.name = stored

@@ -165,6 +165,18 @@ def test_the_admin_says_when_an_upload_replaced_a_document_or_changed_nothing(cl
     ]
 
 
+def test_a_file_with_a_long_name_is_stored_under_a_shorter_one(worlds):
+    """The file's path fits its column (100 characters): a name of 80 or more
+    characters used to fail the upload with a database error."""
+    alice, _ = worlds
+    name = "Tenant-handbook-14-Harbour-Road-heating-hot-water-bins-parking-and-keys-2025-edition-final.md"
+    document = document_upload(organization=alice.organization, uploaded_file=upload(name, HANDBOOK.encode())).document
+    document.refresh_from_db()
+    assert document.source == name
+    assert len(document.file.name) <= 100 and document.file.name.endswith(".md")
+    assert document.file.read().decode("utf-8").strip() == HANDBOOK.strip()
+
+
 def test_reingest_action_requeues_only_own_documents(client, worlds, django_capture_on_commit_callbacks):
     alice, bob = worlds
     client.force_login(alice.user)
