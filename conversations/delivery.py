@@ -48,10 +48,14 @@ from conversations.twilio_client import phone_mask
 logger = logging.getLogger(__name__)
 
 # Twilio reports statuses out of order; a status never moves a message back.
+# "sending" is our worker's claim, before Twilio has answered; "queued" is any
+# word from Twilio that it holds the message (queued, accepted, sending), so a
+# callback that beats a send whose answer was lost moves the claim on, and the
+# sweeper never sends a message Twilio has again.
 STATUS_RANK: dict[str, int] = {
     Message.Status.PENDING: 0,
-    Message.Status.QUEUED: 1,
-    Message.Status.SENDING: 2,
+    Message.Status.SENDING: 1,
+    Message.Status.QUEUED: 2,
     Message.Status.SENT: 3,
     Message.Status.FAILED: 4,
     Message.Status.UNDELIVERED: 4,
@@ -64,7 +68,13 @@ WINDOW_CLOSED = "window_closed"
 FAILED_STATUSES = {Message.Status.FAILED, Message.Status.UNDELIVERED}
 # Message.provider_sid's column.
 PROVIDER_SID_MAX_CHARS = 64
-TWILIO_STATUS = {"accepted": "queued", "scheduled": "queued", "receiving": "sending", "received": "delivered"}
+TWILIO_STATUS = {
+    "accepted": "queued",
+    "scheduled": "queued",
+    "sending": "queued",
+    "receiving": "queued",
+    "received": "delivered",
+}
 
 
 class SendRetry(Exception):

@@ -324,6 +324,33 @@ def test_a_callback_for_an_earlier_sid_of_the_message_changes_nothing(conversati
     assert message.status == Message.Status.QUEUED
 
 
+@pytest.mark.parametrize("twilio_status", ["queued", "accepted", "sending"])
+def test_a_send_whose_answer_was_lost_is_not_sent_again_once_twilio_says_it_has_it(
+    conversation, twilio_stub, settings, twilio_status
+):
+    """The send timed out (the message stays in our "sending" claim), and
+    Twilio's only word is that it holds the message: the sweeper used to take
+    the claim for a dead worker's and send it again, a second copy."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversations.sweeper import channel_sweep
+
+    settings.OUTBOUND_SWEEP_GRACE_SECONDS = 60
+    message = queue(conversation)
+    long_ago = timezone.now() - timedelta(seconds=300)
+    Message.objects.filter(pk=message.pk).update(status="sending", status_updated_at=long_ago, created_at=long_ago)
+    assert message_status_update(message_id=message.pk, provider_sid="SM" + "7" * 32, status=twilio_status)
+    message.refresh_from_db()
+    assert message.status == Message.Status.QUEUED and message.provider_sid == "SM" + "7" * 32
+    Message.objects.filter(pk=message.pk).update(status_updated_at=long_ago)
+    assert channel_sweep()["stale_sending"] == 0
+    message.refresh_from_db()
+    assert message.status == Message.Status.QUEUED
+    assert message_status_update(message_id=message.pk, provider_sid="SM" + "7" * 32, status="delivered")
+
+
 @pytest.mark.django_db(transaction=True)
 def test_a_callback_that_beats_the_send_answer_is_kept(conversation, twilio_stub, live_server):
     """Twilio may call the status URL before its answer to the send reaches us:
