@@ -29,7 +29,7 @@ from __future__ import annotations
 import logging
 
 from django.db import transaction
-from django.db.models import Q
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from config.tasks import INBOUND_PROCESS
@@ -102,6 +102,13 @@ def messages_hand_on(*, conversation: Conversation, message_ids: list[int]) -> C
     )
     if moved:
         Message.objects.filter(pk__in=moved).update(conversation=live, queued_at=timezone.now())
+        # They wrote just now: WhatsApp's 24-hour window is open for the live conversation too, so its
+        # reply (or a safety text) goes as text, not as a template that may not be configured.
+        latest = Message.objects.filter(pk__in=moved).aggregate(at=Max("created_at"))["at"]
+        Conversation.objects.filter(pk=live.pk).filter(
+            Q(last_inbound_at__isnull=True) | Q(last_inbound_at__lt=latest)
+        ).update(last_inbound_at=latest)
+        live.refresh_from_db(fields=["last_inbound_at"])
         last = moved[-1]
         transaction.on_commit(lambda: queue_leased(INBOUND_PROCESS, [last], Message, moved))
         logger.info("messages %s of retired conversation %s handed on to %s", moved, conversation.pk, live.pk)

@@ -108,6 +108,10 @@ def test_a_message_that_came_in_just_before_the_change_is_answered_as_the_number
     waiting.refresh_from_db()
     live = conversation_for()
     assert waiting.conversation == live and live.pk != old.pk and waiting.processed_at is None
+    # They wrote just now: the reply goes as text, not as a template that may not be configured.
+    from conversations.delivery import session_window_open
+
+    assert session_window_open(live) and live.last_inbound_at == waiting.created_at
     assert (INBOUND_PROCESS, [waiting.pk], "inbound") in queued  # its turn, in the live conversation
     assert not Message.objects.filter(conversation=old, direction="outbound", id__gt=waiting.pk).exists()
     scripted_queue(phone=PHONE, calls=[call("respond", message="Hello, I can help with repairs.")])
