@@ -74,8 +74,17 @@ def channel_sweep(*, now: datetime | None = None) -> dict[str, int]:
     gave_up += Message.objects.filter(pk__in=over, status=Message.Status.PENDING).update(
         status=Message.Status.FAILED, error_code=REQUEUE_LIMIT, error_message=reason, status_updated_at=now
     )
-    if pending and not queue_leased(OUTBOUND_SEND, [pending], Message, pending, requeue=True):
-        pending = []
+    # One task per recipient, in the order written, as outbound_sent_together queues them: a number
+    # Twilio refuses for a while must not hold every other tenant's reply behind it.
+    by_recipient: dict[str, list[int]] = {}
+    for pk, to in Message.objects.filter(pk__in=pending).order_by("created_at", "id").values_list("pk", "to_address"):
+        by_recipient.setdefault(to, []).append(pk)
+    pending = [
+        pk
+        for ids in by_recipient.values()
+        if queue_leased(OUTBOUND_SEND, [ids], Message, ids, requeue=True)
+        for pk in ids
+    ]
 
     media, over = lease_take(
         Media.objects.filter(download_state=Media.DownloadState.PENDING, created_at__lt=outbound_cutoff).order_by("id"),

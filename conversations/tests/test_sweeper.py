@@ -42,6 +42,21 @@ def test_requeues_pending_and_stale_sending_outbound_in_order(queued, settings):
     assert counts["stale_sending"] == 1
 
 
+def test_pending_outbound_goes_in_one_task_per_recipient_in_the_order_written(queued, settings):
+    """A number Twilio keeps refusing holds only its own messages: one task
+    carried every pending message, and its first failure held them all."""
+    settings.OUTBOUND_SWEEP_GRACE_SECONDS = 60
+    amira, ben = "whatsapp:+447700900001", "whatsapp:+447700900002"
+    first = MessageFactory(direction="outbound", author="assistant", status="pending", to_address=amira)
+    other = MessageFactory(direction="outbound", author="assistant", status="pending", to_address=ben)
+    then = MessageFactory(direction="outbound", author="assistant", status="pending", to_address=amira)
+    for message in (first, other, then):
+        age(message, 300)
+    assert channel_sweep()["outbound"] == 3
+    sends = [args for name, args, _ in queued if name == "outbound.send"]
+    assert sorted(sends) == sorted([[[first.pk, then.pk]], [[other.pk]]])
+
+
 def test_requeues_pending_media(queued, settings):
     settings.OUTBOUND_SWEEP_GRACE_SECONDS = 60
     media = MediaFactory()
