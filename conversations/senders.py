@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import requests
+import urllib3
 from django.conf import settings
 from twilio.base.exceptions import TwilioException, TwilioRestException
 
@@ -85,9 +86,23 @@ class TwilioSender:
             raise SendError(f"Twilio unreachable: {exc}", transient=True) from exc
         except requests.exceptions.ReadTimeout as exc:  # sent, and no answer in time
             raise SendError(f"Twilio did not answer in time: {exc}", transient=True, outcome_unknown=True) from exc
+        except (requests.exceptions.ConnectionError, requests.exceptions.ChunkedEncodingError) as exc:
+            if _after_sending(exc):  # the request went; the connection broke before the whole answer came
+                raise SendError(f"Twilio's answer was cut off: {exc}", transient=True, outcome_unknown=True) from exc
+            raise SendError(f"Twilio unreachable: {exc}", transient=True) from exc
         except OSError as exc:
             raise SendError(f"Twilio unreachable: {exc}", transient=True) from exc
         return SendReceipt(provider_sid=message.sid, status=message.status or "queued")
+
+
+def _after_sending(exc: requests.exceptions.RequestException) -> bool:
+    """True when the request had reached Twilio: the connection was dropped
+    while we waited for the answer (urllib3's ProtocolError, "Connection
+    aborted") or while reading it; False when no connection was made."""
+    if isinstance(exc, requests.exceptions.ChunkedEncodingError):
+        return True
+    reason = exc.args[0] if exc.args else None
+    return isinstance(reason, urllib3.exceptions.ProtocolError)
 
 
 def sender() -> ConsoleSender | TwilioSender:

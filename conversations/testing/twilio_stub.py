@@ -30,6 +30,7 @@ class TwilioReply:
     status: int = 201
     code: int | None = None  # Twilio's error code for a 4xx/5xx
     message: str = ""
+    drop: bool = False  # take the message, then close the connection without an answer
 
 
 @dataclass
@@ -86,6 +87,9 @@ class _Handler(StubRequestHandler):
         stub = self.server.stub
         with stub.lock:
             reply = _content_refusal(form) or (stub.replies.pop(0) if stub.replies else TwilioReply())
+        if reply.drop:
+            self.close_connection = True
+            return
         if reply.status >= 400:
             body = {
                 "code": reply.code or reply.status,

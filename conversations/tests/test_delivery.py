@@ -83,6 +83,32 @@ def test_transient_errors_leave_the_message_pending_for_a_retry(conversation, tw
     assert message.status == Message.Status.QUEUED and message.send_attempts == 2
 
 
+def test_a_send_whose_connection_broke_before_the_answer_is_not_sent_again_at_once(conversation, twilio_stub):
+    """Twilio took the request and the connection closed before its answer
+    (a load balancer's reset): as after a read timeout, the outcome is
+    unknown, so no retry now (it used to be retried at once, a second copy)."""
+    twilio_stub.queue(TwilioReply(drop=True))
+    message = queue(conversation)
+    message_send(message_id=message.pk)  # no SendRetry
+    message.refresh_from_db()
+    assert message.status == Message.Status.SENDING and "cut off" in message.error_message
+    assert len(twilio_stub.sent) == 1
+
+
+def test_a_send_that_could_not_connect_is_retried(conversation, twilio_stub, settings):
+    """No connection was made, so Twilio has nothing: pending again, for a retry."""
+    import socket
+
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        settings.TWILIO_API_BASE_URL = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    message = queue(conversation)
+    with pytest.raises(SendRetry):
+        message_send(message_id=message.pk)
+    message.refresh_from_db()
+    assert message.status == Message.Status.PENDING and "unreachable" in message.error_message
+
+
 def test_a_send_twilio_took_without_answering_in_time_is_not_sent_again_at_once(
     conversation, twilio_stub, settings, queued
 ):
