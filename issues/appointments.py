@@ -147,7 +147,12 @@ def slots_ask(job: Job, *, note: str = "", now: datetime.datetime | None = None)
     body = (
         (f"{note}\n" if note else "")
         + f"When can you visit {issue.property.address} for {issue.reference}? Pick up to "
-        f"{settings.APPOINTMENT_SLOTS_MAX} times, one at a time, or write them (e.g. 'Tue 9am, Wed 2pm').\n"
+        f"{settings.APPOINTMENT_SLOTS_MAX} times, one at a time, or write them "
+        + (
+            f"after its reference (e.g. '{issue.reference} Tue 9am, Wed 2pm').\n"
+            if _holds_another(contractor.whatsapp, issue.organization_id, [job.pk])
+            else "(e.g. 'Tue 9am, Wed 2pm').\n"
+        )
         + "\n".join(f"{n}. {line}" for n, line in enumerate(lines, 1))
     )
     return outbound_choice_queue(
@@ -259,16 +264,9 @@ def slots_read(text: str, *, zone: datetime.tzinfo, country: str, now: datetime.
     return [Window(start, start + length) for start in starts]
 
 
-def job_awaiting_times(conversation: Conversation, text: str = "") -> Job | None:
-    """The contractor's accepted job that awaits visit times and that
-    ``text`` answers: the one whose reference it names, else the only one,
-    else the one the conversation's latest question asked times for. None
-    when the contractor holds another job as well (a visit booked, times with
-    a tenant) and the text names none: "running late, there by 3 today" is
-    about the visit under way, not times for the job waiting for them, and a
-    person reads it."""
-    # Not scheduled (a booked visit, or one just made), no times with the tenant.
-    awaiting = list(
+def _jobs_awaiting_times(conversation: Conversation) -> list[Job]:
+    """The number's accepted jobs not scheduled (no booked visit) with no times with the tenant."""
+    return list(
         Job.objects.filter(
             issue__organization_id=conversation.organization_id,
             contractor__whatsapp=conversation.phone,
@@ -278,23 +276,24 @@ def job_awaiting_times(conversation: Conversation, text: str = "") -> Job | None
         .exclude(appointments__state=Appointment.State.OFFERED)
         .select_related("issue")
     )
-    named = [job for job in awaiting if job.issue.reference.lower() in text.lower()]
-    if len(named) == 1:
-        return named[0]
-    held = (
+
+
+def _holds_another(contractor_phone: str, organization_id: int, besides: list[int]) -> bool:
+    """The number holds an accepted job on an open issue other than ``besides``."""
+    return (
         Job.objects.filter(
-            issue__organization_id=conversation.organization_id,
-            contractor__whatsapp=conversation.phone,
+            issue__organization_id=organization_id,
+            contractor__whatsapp=contractor_phone,
             state=Job.State.ACCEPTED,
             issue__status__in=Issue.OPEN_STATUSES,
         )
-        .exclude(pk__in=[job.pk for job in awaiting])
+        .exclude(pk__in=besides)
         .exists()
     )
-    if held:
-        return None
-    if len(awaiting) == 1:
-        return awaiting[0]
+
+
+def _times_asked_for(conversation: Conversation, awaiting: list[Job]) -> Job | None:
+    """The awaiting job the conversation's latest question asked times for."""
     question = (
         Message.objects.filter(conversation=conversation, direction=Message.Direction.OUTBOUND)
         .filter(raw_payload__has_key="choices")
@@ -307,15 +306,48 @@ def job_awaiting_times(conversation: Conversation, text: str = "") -> Job | None
     return next((job for job in awaiting if str(job.pk) == asked), None)
 
 
+def job_awaiting_times(conversation: Conversation, text: str = "") -> Job | None:
+    """The contractor's accepted job that awaits visit times and that
+    ``text`` answers: the one whose reference it names, else the only one,
+    else the one the conversation's latest question asked times for. None
+    when the contractor holds another job as well (a visit booked, times with
+    a tenant) and the text names none: "running late, there by 3 today" is
+    about the visit under way, not times for the job waiting for them, and a
+    person reads it (``slots_typed`` asks again for the reference)."""
+    awaiting = _jobs_awaiting_times(conversation)
+    named = [job for job in awaiting if job.issue.reference.lower() in text.lower()]
+    if len(named) == 1:
+        return named[0]
+    if _holds_another(conversation.phone, conversation.organization_id, [job.pk for job in awaiting]):
+        return None
+    if len(awaiting) == 1:
+        return awaiting[0]
+    return _times_asked_for(conversation, awaiting)
+
+
 def slots_typed(*, conversation: Conversation, text: str) -> str | None:
     """A typed message from a contractor whose job awaits visit times: the
     times read from it go to the tenant; with none read, the text goes to the
-    landlord and the contractor sees the list again. None when no job awaits
+    landlord and the contractor sees the list again. With another job held
+    and no reference named, the text goes to the landlord and the contractor
+    is asked again, told to tap or name the job. None when no job awaits
     times (the caller passes the text on)."""
     now = timezone.now()
     awaiting = job_awaiting_times(conversation, text)
     if awaiting is None:
-        return None
+        asked = _times_asked_for(conversation, _jobs_awaiting_times(conversation))
+        if asked is None:
+            return None
+        with transaction.atomic():
+            job = _contractors_job(conversation, asked.pk)
+            message_pass_on(job.contractor, text)
+            slots_ask(
+                job,
+                note="You have more than one job with us, so I've passed that on to the landlord. For "
+                f"{job.issue.reference}, tap the times below or write them after its reference.",
+                now=now,
+            )
+        return "another job held and no reference named: passed on to the landlord, times asked again"
     with transaction.atomic():
         job = _contractors_job(conversation, awaiting.pk)
         read = slots_read(text, zone=_zone(job.issue), country=job.issue.organization.country, now=now)
@@ -604,7 +636,9 @@ def appointments_check(*, now: datetime.datetime | None = None) -> Checked:
         # tenant said they came: without the contractor's "How did it go?" the issue stays scheduled.
         silent_since = now - datetime.timedelta(hours=settings.APPOINTMENT_UNANSWERED_HOURS)
         for appointment in base.filter(
-            Q(state=Appointment.State.BOOKED) | Q(state=Appointment.State.VISITED, outcome=""),
+            # A withdrawn job's visit is the landlord's decision already (only booked ones are cancelled).
+            Q(state=Appointment.State.BOOKED)
+            | Q(state=Appointment.State.VISITED, outcome="", job__state=Job.State.ACCEPTED),
             asked_at__lte=silent_since,
             unanswered_told_at__isnull=True,
             job__issue__status__in=Issue.OPEN_STATUSES,

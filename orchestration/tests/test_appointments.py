@@ -327,6 +327,17 @@ def test_a_visit_only_the_tenant_confirmed_is_told_to_the_landlord_once_as_waiti
     )
 
 
+def test_a_visit_of_a_job_since_withdrawn_is_not_told(accepted, tenant_says, clock, settings):
+    from issues.dispatch import job_withdraw
+
+    settings.APPOINTMENT_UNANSWERED_HOURS = 24
+    visit_over(tenant_says, clock)
+    tap(tenant_says, PHONE, latest(PHONE).raw_payload["choices"][0])  # Yes, they came
+    job_withdraw(job=accepted, reason="Sending someone else.")
+    clock.move_to(datetime.datetime(2026, 11, 29, 12, 0, tzinfo=datetime.UTC))
+    assert appointments_check().unanswered == 0
+
+
 def test_a_visit_both_sides_answered_is_not_told(accepted, tenant_says, clock, settings):
     settings.APPOINTMENT_UNANSWERED_HOURS = 24
     visit_over(tenant_says, clock)
@@ -533,11 +544,16 @@ def test_with_a_visit_booked_typed_words_name_the_job_they_give_times_for(accept
     )
     job = job_offer(issue=second, contractor=accepted.contractor)
     job_reply(conversation=Conversation.objects.get(phone=PLUMBER), job_id=job.pk, accept=True)
-    assert latest(PLUMBER).raw_payload["purpose"] == "appointment_slots"  # the tap's times asked for
+    asked = latest(PLUMBER)
+    assert asked.raw_payload["purpose"] == "appointment_slots"  # the tap's times asked for
+    assert "write them after its reference (e.g. 'R2611-TAP002 Tue 9am" in asked.body  # two jobs: say which
 
     tenant_says("running late, be there by 3 today", phone=PLUMBER)
     assert latest(LANDLORD).body == "Message from Leeds Plumbing: running late, be there by 3 today"
     assert not Appointment.objects.filter(job=job).exists()
+    again = latest(PLUMBER)
+    assert again.raw_payload["purpose"] == "appointment_slots" and again.pk != asked.pk
+    assert again.body.startswith("You have more than one job with us, so I've passed that on to the landlord.")
 
     tenant_says("R2611-TAP002 monday 2pm", phone=PLUMBER)
     assert [c["title"] for c in latest(PHONE).raw_payload["choices"]] == ["Mon 30 Nov 14:00-16:00", "None of these"]
