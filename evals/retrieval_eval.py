@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
 from properties.models import Organization, Property
 from retrieval.answerability import answerability_features, answerability_head
@@ -158,12 +158,6 @@ def corpus_build(folder: Path, *, property_codes: Iterable[str] = ()) -> Corpus:
             content=file_text(path),
             embed_now=True,
         )
-    # Statistics for the rows just written, as autovacuum keeps them in production:
-    # without them the planner costs these tables at whatever size they had when
-    # last analysed (the dev set's searches ran twice as slow with the statistics of
-    # empty tables, and a CI run timed out in them). ANALYZE sees this transaction's rows.
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE retrieval_chunk, retrieval_document, retrieval_term")
     chunk_files = dict(Chunk.objects.filter(organization=organization).values_list("id", "document__source"))
     return Corpus(organization, properties, chunk_files, len(chunk_files), time.monotonic() - started)
 

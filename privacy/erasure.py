@@ -12,6 +12,7 @@ added without deciding how it is erased.
 
 from __future__ import annotations
 
+import json
 import logging
 from typing import Any
 
@@ -246,8 +247,10 @@ def media_files_delete(media: QuerySet[Media], counts: dict[str, int]) -> None:
     _count(counts, "conversations.Media.file", len(files))
 
     def delete() -> None:
+        # One query for all: the same photo sent by someone else keeps its file.
+        named = set(Media.objects.filter(file__in=[name for _, _, name in files]).values_list("file", flat=True))
         for pk, storage, name in files:
-            if Media.objects.filter(file=name).exists():  # the same photo sent by someone else
+            if name in named:
                 continue
             try:
                 storage.delete(name)
@@ -420,12 +423,15 @@ def _admin_log_redact(records: TenantRecords, counts: dict[str, int]) -> None:
         content_type=ContentType.objects.get_for_model(Property),
         object_id__in=[str(tenancy.property_id) for tenancy in tenancies],
     )
-    for name in {str(tenancy) for tenancy in tenancies}:
+    # As Django wrote it (json.dumps: quoted, non-ASCII escaped), quotes included, so that
+    # "Bruce Lee at P1" is not taken for "Lee at P1".
+    erased = json.dumps(ERASED)
+    for name in {json.dumps(str(tenancy)) for tenancy in tenancies}:
         _count(
             counts,
             "admin.LogEntry.change_message",
             AdminLogEntry.objects.filter(pages, change_message__contains=name).update(
-                change_message=Replace("change_message", Value(name), Value(ERASED))
+                change_message=Replace("change_message", Value(name), Value(erased))
             ),
         )
 

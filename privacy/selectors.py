@@ -48,16 +48,19 @@ class TenantRecords:
         """Messages outside the tenant's conversations that name one of their
         issues or their number: the landlord's own alerts (no conversation) and
         what contractors were sent (a job offer quotes "The tenant says: ...").
-        Their number includes one they had before, up to when its conversation
-        was retired (after that it was someone else's); a contractor's messages
+        Their number includes one they had before, while its conversation was
+        theirs (before and after, someone else's); a contractor's messages
         are found by their purpose too, so a contractor whose number changed
         since is still covered."""
         references = list(self.issues.values_list("reference", flat=True))
         condition = Q(body__contains=self.tenant.phone)
         for reference in references:
             condition |= Q(body__contains=reference)
-        for phone, retired_at in self.conversations.exclude(phone=self.tenant.phone).values_list("phone", "retired_at"):
-            condition |= Q(body__contains=phone) & (Q(created_at__lte=retired_at) if retired_at else Q())
+        earlier = self.conversations.exclude(phone=self.tenant.phone).values_list("phone", "created_at", "retired_at")
+        for phone, since, retired_at in earlier:
+            condition |= Q(body__contains=phone, created_at__gte=since) & (
+                Q(created_at__lte=retired_at) if retired_at else Q()
+            )
         organization_id = self.tenant.organization_id
         contractor_numbers = Contractor.objects.filter(organization_id=organization_id).exclude(whatsapp="")
         to_contractors = Q(conversation__phone__in=contractor_numbers.values("whatsapp")) | Q(

@@ -442,9 +442,18 @@ def test_the_tenants_name_leaves_the_admin_log_of_their_tenancies(worlds):
     from properties.models import Property, Tenancy, Tenant
 
     alice, bob = worlds
+    Tenant.objects.filter(pk=alice.tenant.pk).update(name="Zoë Łukasz")  # Django's JSON escapes it
     tenancy = Tenancy.objects.filter(tenant=alice.tenant).select_related("tenant", "property").first()
-    name, shown = alice.tenant.name, str(tenancy)
-    inline = json.dumps([{"added": {"name": "tenancy", "object": shown}}, {"changed": {"fields": ["Email"]}}])
+    name, shown = "Zoë Łukasz", str(tenancy)
+    flatmate = Tenant.objects.create(organization=alice.organization, name="Ana Zoë Łukasz", phone="+447700900444")
+    theirs = Tenancy.objects.create(tenant=flatmate, property=tenancy.property, start_date=tenancy.start_date)
+    inline = json.dumps(
+        [
+            {"added": {"name": "tenancy", "object": shown}},
+            {"added": {"name": "tenancy", "object": str(theirs)}},  # ends with Alice's: not hers
+            {"changed": {"fields": ["Email"]}},
+        ]
+    )
 
     def entry(obj, action, message=""):
         return LogEntry.objects.create(
@@ -461,11 +470,13 @@ def test_the_tenants_name_leaves_the_admin_log_of_their_tenancies(worlds):
     on_property = entry(Property.objects.get(pk=tenancy.property_id), CHANGE, inline)
     bobs = entry(bob.tenant, CHANGE, json.dumps([{"changed": {"fields": ["Name"]}}]))
     tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
-    for row in (on_tenancy, on_tenant, on_property):
+    on_tenancy.refresh_from_db()
+    assert name not in on_tenancy.object_repr
+    for row in (on_tenant, on_property):
         row.refresh_from_db()
-        assert name not in row.object_repr + row.change_message, row.content_type
-    on_property.refresh_from_db()
-    assert on_property.get_change_message() == f"Added tenancy “{ERASED}”. Changed Email."  # still reads
+        assert row.get_change_message() == (
+            f"Added tenancy “{ERASED}”. Added tenancy “Ana Zoë Łukasz at {tenancy.property.code}”. Changed Email."
+        ), row.content_type
     bobs.refresh_from_db()
     assert bobs.object_repr == str(bob.tenant)
 
@@ -474,7 +485,8 @@ def test_words_quoted_under_an_old_number_or_to_a_contractor_since_renumbered_ar
     """The landlord's alert named the tenant by the number they had then, and
     the job offer went to a contractor whose WhatsApp number was edited since:
     neither is found by today's numbers. An alert naming that old number after
-    it passed to someone else is theirs, and stays."""
+    it passed to someone else, or from before it was the tenant's, is that
+    person's, and stays."""
     import datetime
 
     from django.utils import timezone
@@ -487,9 +499,10 @@ def test_words_quoted_under_an_old_number_or_to_a_contractor_since_renumbered_ar
     alice, _ = worlds
     old_phone = "+447700900321"
     retired = timezone.now() - datetime.timedelta(days=30)
-    Conversation.objects.create(  # their old number: its conversation retired when it passed on
+    old = Conversation.objects.create(  # their old number: its conversation retired when it passed on
         organization=alice.organization, phone=old_phone, tenant=alice.tenant, retired_at=retired
     )
+    Conversation.objects.filter(pk=old.pk).update(created_at=retired - datetime.timedelta(days=60))
 
     def landlord_alert(body, at):
         message = Message.objects.create(
@@ -500,6 +513,7 @@ def test_words_quoted_under_an_old_number_or_to_a_contractor_since_renumbered_ar
 
     theirs_then = landlord_alert(f"EMERGENCY reported by {old_phone}: 'gas smell in the hall'", retired)
     someone_elses = landlord_alert(f"EMERGENCY reported by {old_phone}: 'water everywhere'", timezone.now())
+    before_them = landlord_alert(f"EMERGENCY reported by {old_phone}: 'sparks'", retired - datetime.timedelta(days=90))
     contractor = Contractor.objects.create(
         organization=alice.organization, name="Pat Plumbing", whatsapp="+447700900777", trades=["structural"]
     )
@@ -510,4 +524,5 @@ def test_words_quoted_under_an_old_number_or_to_a_contractor_since_renumbered_ar
     tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
     assert Message.objects.get(pk=theirs_then.pk).body == ERASED
     assert Message.objects.get(pk=someone_elses.pk).body.endswith("'water everywhere'")
+    assert Message.objects.get(pk=before_them.pk).body.endswith("'sparks'")  # the number was someone else's then
     assert Message.objects.get(pk=offer.pk).body == ERASED
