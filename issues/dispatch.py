@@ -280,17 +280,16 @@ def dispatch_auto(issue: Issue, *, tell_landlord: bool = False) -> str:
     # Sent without a person looking: only to one whose trade and area both fit, and who can answer
     # (an offer is accepted on WhatsApp; one by email alone would only lapse and use up an offer).
     district = postcode_district(issue.property.postcode)
-    trade = [
-        s
-        for s in _reachable(issue)
-        if s.contractor.whatsapp and issue.category in s.contractor.trades and covers(s.contractor, district)
-    ]
+    fitting = [s for s in _reachable(issue) if issue.category in s.contractor.trades and covers(s.contractor, district)]
+    trade = [s for s in fitting if s.contractor.whatsapp]
     if Job.objects.filter(issue=issue).count() >= settings.DISPATCH_AUTO_MAX_OFFERS:
         said = f"Offered {settings.DISPATCH_AUTO_MAX_OFFERS} times already: please arrange it yourself."
     elif not trade:
+        by_email = ", ".join(s.contractor.name for s in fitting)
         said = (
-            f"No contractor of that trade covering {district or 'the area'} is left to offer it to: "
-            "please arrange it yourself."
+            f"No contractor of that trade covering {district or 'the area'} is left to offer it to"
+            + (f" on WhatsApp ({by_email}: email only, so offer it to them yourself)" if by_email else "")
+            + ": please arrange it yourself."
         )
     else:
         job_offer(issue=issue, contractor=trade[0].contractor)

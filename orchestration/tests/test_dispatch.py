@@ -323,7 +323,8 @@ def test_with_auto_dispatch_a_routine_report_goes_to_the_best_plumber_and_on_aft
     # The electrician is never tried for a leak; after the plumbers of the area who can answer, a person decides.
     Job.objects.filter(pk=second.pk).update(state="declined")
     assert dispatch_auto(leak) == (
-        "No contractor of that trade covering LS1 is left to offer it to: please arrange it yourself."
+        "No contractor of that trade covering LS1 is left to offer it to on WhatsApp (Aardvark Plumbing: "
+        "email only, so offer it to them yourself): please arrange it yourself."
     )
 
 
