@@ -292,6 +292,17 @@ def _holds_another(contractor_phone: str, organization_id: int, besides: list[in
     )
 
 
+def _names_a_job(conversation: Conversation, text: str) -> bool:
+    """``text`` names the reference of one of the number's accepted jobs on an open issue."""
+    references = Job.objects.filter(
+        issue__organization_id=conversation.organization_id,
+        contractor__whatsapp=conversation.phone,
+        state=Job.State.ACCEPTED,
+        issue__status__in=Issue.OPEN_STATUSES,
+    ).values_list("issue__reference", flat=True)
+    return any(reference.lower() in text.lower() for reference in references)
+
+
 def _times_asked_for(conversation: Conversation, awaiting: list[Job]) -> Job | None:
     """The awaiting job the conversation's latest question asked times for."""
     question = (
@@ -336,8 +347,10 @@ def slots_typed(*, conversation: Conversation, text: str) -> str | None:
     awaiting = job_awaiting_times(conversation, text)
     if awaiting is None:
         asked = _times_asked_for(conversation, _jobs_awaiting_times(conversation))
-        if asked is None:
-            return None
+        if asked is None or _names_a_job(conversation, text):
+            return None  # about another job ("R2611-LEAK01 running late"), or no times asked: passed on
+        if not slots_read(text, zone=_zone(asked.issue), country=asked.issue.organization.country, now=now):
+            return None  # no time in it ("on site now"): passed on, the list not sent again
         with transaction.atomic():
             job = _contractors_job(conversation, asked.pk)
             message_pass_on(job.contractor, text)

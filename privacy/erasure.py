@@ -434,6 +434,20 @@ def _admin_log_redact(records: TenantRecords, counts: dict[str, int]) -> None:
                 change_message=Replace("change_message", Value(name), Value(erased))
             ),
         )
+    # The issue page's "Linked +44... to <tenant> at <code>." (issues/admin.py), plain text.
+    linked = [f" to {tenancy.tenant} at {tenancy.property.code}." for tenancy in tenancies]
+    issue_pages = Q(
+        content_type=ContentType.objects.get_for_model(Issue),
+        object_id__in=[str(pk) for pk in records.issues.values_list("pk", flat=True)],
+    )
+    for words in set(linked):
+        _count(
+            counts,
+            "admin.LogEntry.change_message",
+            AdminLogEntry.objects.filter(issue_pages, change_message__startswith="Linked ")
+            .filter(change_message__endswith=words)
+            .update(change_message=Replace("change_message", Value(words), Value(f" to {ERASED}."))),
+        )
 
 
 def tenant_erase(*, tenant: Tenant, user: Any, via: str) -> ErasureRecord:

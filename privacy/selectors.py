@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Q, QuerySet
+from django.db.models import Max, Q, QuerySet
 
 from conversations.models import Conversation, Media, Message
 from emergencies.models import EmergencyAlert
@@ -53,7 +53,13 @@ class TenantRecords:
         are found by their purpose too, so a contractor whose number changed
         since is still covered."""
         references = list(self.issues.values_list("reference", flat=True))
-        condition = Q(body__contains=self.tenant.phone)
+        # Their number now, since it stopped being an earlier holder's (whose conversation from it was retired).
+        theirs_since = (
+            Conversation.objects.filter(organization_id=self.tenant.organization_id, phone=self.tenant.phone)
+            .exclude(tenant=self.tenant)
+            .aggregate(at=Max("retired_at"))["at"]
+        )
+        condition = Q(body__contains=self.tenant.phone) & (Q(created_at__gte=theirs_since) if theirs_since else Q())
         for reference in references:
             condition |= Q(body__contains=reference)
         earlier = self.conversations.exclude(phone=self.tenant.phone).values_list("phone", "created_at", "retired_at")

@@ -554,6 +554,11 @@ def test_with_a_visit_booked_typed_words_name_the_job_they_give_times_for(accept
     again = latest(PLUMBER)
     assert again.raw_payload["purpose"] == "appointment_slots" and again.pk != asked.pk
     assert again.body.startswith("You have more than one job with us, so I've passed that on to the landlord.")
+    # No time in it, or another job named: passed on, and the list is not sent again and again.
+    for words in ("on site now, all good", "R2611-LEAK01 running late, there by 3 today"):
+        tenant_says(words, phone=PLUMBER)
+        assert latest(LANDLORD).body == f"Message from Leeds Plumbing: {words}"
+        assert latest(PLUMBER).body == "Thanks, I've passed your message on to Harbour Lettings."
 
     tenant_says("R2611-TAP002 monday 2pm", phone=PLUMBER)
     assert [c["title"] for c in latest(PHONE).raw_payload["choices"]] == ["Mon 30 Nov 14:00-16:00", "None of these"]

@@ -469,6 +469,7 @@ def test_the_tenants_name_leaves_the_admin_log_of_their_tenancies(worlds):
     on_tenant = entry(Tenant.objects.get(pk=alice.tenant.pk), CHANGE, inline)
     on_property = entry(Property.objects.get(pk=tenancy.property_id), CHANGE, inline)
     bobs = entry(bob.tenant, CHANGE, json.dumps([{"changed": {"fields": ["Name"]}}]))
+    linked = entry(alice.routine, CHANGE, f"Linked +447700900123 to {shown}.")  # issues/admin.py, plain text
     tenant_erase(tenant=alice.tenant, user=alice.user, via="admin")
     on_tenancy.refresh_from_db()
     assert name not in on_tenancy.object_repr
@@ -479,6 +480,8 @@ def test_the_tenants_name_leaves_the_admin_log_of_their_tenancies(worlds):
         ), row.content_type
     bobs.refresh_from_db()
     assert bobs.object_repr == str(bob.tenant)
+    linked.refresh_from_db()
+    assert linked.change_message == f"Linked +447700900123 to {ERASED}."
 
 
 def test_words_quoted_under_an_old_number_or_to_a_contractor_since_renumbered_are_erased(worlds):
@@ -514,6 +517,12 @@ def test_words_quoted_under_an_old_number_or_to_a_contractor_since_renumbered_ar
     theirs_then = landlord_alert(f"EMERGENCY reported by {old_phone}: 'gas smell in the hall'", retired)
     someone_elses = landlord_alert(f"EMERGENCY reported by {old_phone}: 'water everywhere'", timezone.now())
     before_them = landlord_alert(f"EMERGENCY reported by {old_phone}: 'sparks'", retired - datetime.timedelta(days=90))
+    # Their number now was someone else's until that holder's conversation from it was retired.
+    handed = timezone.now() - datetime.timedelta(days=200)
+    Conversation.objects.create(organization=alice.organization, phone=alice.tenant.phone, retired_at=handed)
+    earlier_holder = landlord_alert(
+        f"EMERGENCY reported by {alice.tenant.phone}: 'smoke'", handed - datetime.timedelta(days=1)
+    )
     contractor = Contractor.objects.create(
         organization=alice.organization, name="Pat Plumbing", whatsapp="+447700900777", trades=["structural"]
     )
@@ -525,4 +534,5 @@ def test_words_quoted_under_an_old_number_or_to_a_contractor_since_renumbered_ar
     assert Message.objects.get(pk=theirs_then.pk).body == ERASED
     assert Message.objects.get(pk=someone_elses.pk).body.endswith("'water everywhere'")
     assert Message.objects.get(pk=before_them.pk).body.endswith("'sparks'")  # the number was someone else's then
+    assert Message.objects.get(pk=earlier_holder.pk).body.endswith("'smoke'")
     assert Message.objects.get(pk=offer.pk).body == ERASED
