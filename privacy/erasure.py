@@ -65,8 +65,9 @@ ERASURE_MAP: dict[str, str] = {
     "evals.JudgeVerdict.reasoning": f"replaced by {ERASED!r} (reached by name: evals is above privacy)",
     "admin.LogEntry.object_repr": f"replaced by {ERASED!r} for the tenant's rows (an issue's title, a tenancy)",
     "admin.LogEntry.change_message": (
-        f"which fields a staff user changed (names, not values), but an inline names the rows it added: "
-        f"a tenancy's name on the tenant's or the property's page replaced by {ERASED!r}"
+        f"which fields a staff user changed (names, not values), but an inline names the rows it added and "
+        f"linking a number names the tenancy: its name on the tenant's, the property's and their issues' pages "
+        f"replaced by {ERASED!r}"
     ),
 }
 
@@ -400,7 +401,8 @@ def conversation_content_redact(
 def _admin_log_redact(records: TenantRecords, counts: dict[str, int]) -> None:
     """The admin log's names of the tenant's rows, and their tenancies' names
     ("Jane Doe at P12") where an inline wrote them into a change message of
-    the tenant's or the property's page. Call before the tenant's name goes."""
+    the tenant's or the property's page, or linking a number into one of their
+    issue's. Call before the tenant's name goes."""
     tenancies = list(records.tenant.tenancies.select_related("tenant", "property"))
     targets: list[tuple[type, list[Any]]] = [
         (Issue, list(records.issues.values_list("pk", flat=True))),
