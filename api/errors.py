@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import IntegrityError
 from django.http import Http404, JsonResponse
 from django.views import defaults
+from psycopg import errors as pg_errors
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
@@ -37,6 +39,10 @@ def api_exception_handler(exc, context):
         exc = exceptions.NotFound()
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied()
+    elif isinstance(exc, IntegrityError) and isinstance(exc.__cause__, pg_errors.UniqueViolation):
+        # Two requests creating the same row at once (a client retrying after a timeout): both passed
+        # validation, the database kept one.
+        exc = Conflict("A record with these values exists already (was the request sent twice?).")
     elif isinstance(exc, DjangoValidationError):
         # A service's model validation: {field: [messages]} or a list of messages.
         if hasattr(exc, "error_dict"):

@@ -66,6 +66,19 @@ def test_tenant_create_validates_the_phone_number(alice_api, worlds):
     assert response.json()["email"] == "zed@example.com"
 
 
+def test_two_creates_of_the_same_tenant_at_once_give_a_409_not_a_500(alice_api, worlds, monkeypatch):
+    """Both requests pass validation before either commits (as two at once
+    do); the database keeps one and the other is told why."""
+    payload = {"name": "Zed", "phone": "+447700900999"}
+    assert alice_api.post("/api/v1/tenants/", payload, format="json").status_code == 201
+    monkeypatch.setattr(Tenant, "validate_unique", lambda self, exclude=None: None)  # the race's second request
+    monkeypatch.setattr(Tenant, "validate_constraints", lambda self, exclude=None: None)
+    response = alice_api.post("/api/v1/tenants/", payload, format="json")
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "conflict" and "sent twice" in response.json()["error"]["message"]
+    assert Tenant.objects.filter(phone="+447700900999").count() == 1
+
+
 def test_tenancy_create_checks_dates_and_lists_with_filters(alice_api, worlds):
     alice, _ = worlds
     tenant = alice_api.post("/api/v1/tenants/", {"name": "New", "phone": "+447700900777"}, format="json").json()
