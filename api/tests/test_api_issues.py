@@ -144,6 +144,18 @@ def test_yes_no_and_id_parameters_take_what_people_write_and_refuse_the_rest(ali
     assert refs(property=alice.property.pk, ordering="reference") == sorted(refs(property=str(alice.property.pk)))
 
 
+def test_a_page_or_cursor_that_is_not_one_is_a_400_and_a_page_past_the_last_a_404(alice_api, worlds):
+    """DRF answered 404 for both, which reads as "no such list"."""
+    response = alice_api.get("/api/v1/issues/", {"page": "abc"})
+    assert response.status_code == 400 and "whole number" in response.json()["error"]["fields"]["page"][0]
+    assert alice_api.get("/api/v1/issues/", {"page": "999"}).status_code == 404
+    assert alice_api.get("/api/v1/issues/", {"page": "last"}).status_code == 200
+    messages = f"/api/v1/conversations/{worlds[0].conversation.pk}/messages/"
+    response = alice_api.get(messages, {"cursor": "xyz"})
+    assert response.status_code == 400 and "next or previous link" in response.json()["error"]["fields"]["cursor"][0]
+    assert alice_api.get("/api/v1/audit-events/", {"cursor": "xyz"}).status_code == 400
+
+
 def test_rows_that_tie_on_the_chosen_order_come_in_one_order_on_every_page(alice_api, worlds):
     alice, _ = worlds
     for _ in range(6):
