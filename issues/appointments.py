@@ -33,7 +33,7 @@ from django.conf import settings
 from django.core import signing
 from django.core.mail import EmailMessage
 from django.db import transaction
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.urls import reverse
 from django.utils import timezone
 
@@ -264,15 +264,18 @@ def slots_read(text: str, *, zone: datetime.tzinfo, country: str, now: datetime.
     return [Window(start, start + length) for start in starts]
 
 
+def _numbers_jobs(phone: str, organization_id: int) -> QuerySet[Job]:
+    """The accepted jobs of the contractor with WhatsApp number ``phone`` in the organization."""
+    return Job.objects.filter(
+        issue__organization_id=organization_id, contractor__whatsapp=phone, state=Job.State.ACCEPTED
+    )
+
+
 def _jobs_awaiting_times(conversation: Conversation) -> list[Job]:
     """The number's accepted jobs not scheduled (no booked visit) with no times with the tenant."""
     return list(
-        Job.objects.filter(
-            issue__organization_id=conversation.organization_id,
-            contractor__whatsapp=conversation.phone,
-            state=Job.State.ACCEPTED,
-            issue__status__in=[Issue.Status.OPEN, Issue.Status.ACKNOWLEDGED],
-        )
+        _numbers_jobs(conversation.phone, conversation.organization_id)
+        .filter(issue__status__in=[Issue.Status.OPEN, Issue.Status.ACKNOWLEDGED])
         .exclude(appointments__state=Appointment.State.OFFERED)
         .select_related("issue")
     )
@@ -281,12 +284,8 @@ def _jobs_awaiting_times(conversation: Conversation) -> list[Job]:
 def _holds_another(contractor_phone: str, organization_id: int, besides: list[int]) -> bool:
     """The number holds an accepted job on an open issue other than ``besides``."""
     return (
-        Job.objects.filter(
-            issue__organization_id=organization_id,
-            contractor__whatsapp=contractor_phone,
-            state=Job.State.ACCEPTED,
-            issue__status__in=Issue.OPEN_STATUSES,
-        )
+        _numbers_jobs(contractor_phone, organization_id)
+        .filter(issue__status__in=Issue.OPEN_STATUSES)
         .exclude(pk__in=besides)
         .exists()
     )
@@ -294,12 +293,11 @@ def _holds_another(contractor_phone: str, organization_id: int, besides: list[in
 
 def _names_a_job(conversation: Conversation, text: str) -> bool:
     """``text`` names the reference of one of the number's accepted jobs on an open issue."""
-    references = Job.objects.filter(
-        issue__organization_id=conversation.organization_id,
-        contractor__whatsapp=conversation.phone,
-        state=Job.State.ACCEPTED,
-        issue__status__in=Issue.OPEN_STATUSES,
-    ).values_list("issue__reference", flat=True)
+    references = (
+        _numbers_jobs(conversation.phone, conversation.organization_id)
+        .filter(issue__status__in=Issue.OPEN_STATUSES)
+        .values_list("issue__reference", flat=True)
+    )
     return any(reference.lower() in text.lower() for reference in references)
 
 
